@@ -1,0 +1,70 @@
+"""The `gpudash` command line: argparse only, each subcommand in its own module, imported lazily.
+
+`gpudash` alone opens the dashboard; every other command is headless and never imports Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from gpudash import __version__
+from gpudash.errors import GpudashError
+
+# Subcommand name -> module under gpudash.cli defining `add_parser(subparsers, parents)` and `run(ctx)`.
+COMMANDS = {
+    "info": "info_cmd",
+    "snapshot": "snapshot_cmd",
+    "tui": "tui_cmd",
+}
+
+
+def _global_options(suppress: bool) -> argparse.ArgumentParser:
+    """Options accepted before or after the subcommand (`gpudash --replay F info` == `gpudash info --replay F`)."""
+    default = argparse.SUPPRESS if suppress else None
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("global options")
+    group.add_argument("--replay", metavar="FILE", default=default,
+                       help="behave as on the machine recorded in FILE (also GPUDASH_REPLAY)")
+    group.add_argument("--config", metavar="PATH", default=default, help="config file (default: user config, then built-ins)")
+    group.add_argument("--plugins-dir", metavar="DIR", action="append", default=default,
+                       help="also load one-file plugins from DIR (repeatable)")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpudash",
+        description="See the accelerators on this machine, which precisions really work, and how fast. "
+                    "With no command, opens the live dashboard.",
+        parents=[_global_options(suppress=False)],
+    )
+    parser.add_argument("--version", action="version", version=f"gpudash {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parents = [_global_options(suppress=True)]
+    for name, module in COMMANDS.items():
+        importlib.import_module(f"gpudash.cli.{module}").add_parser(subparsers, parents)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        args.command = "tui"
+        args.func = importlib.import_module("gpudash.cli.tui_cmd").run
+    from gpudash.cli.context import Context
+
+    try:
+        ctx = Context(args)
+        return int(args.func(ctx) or 0)
+    except GpudashError as exc:
+        print(f"gpudash: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("gpudash: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # `gpudash info | head`: the reader left; that is not an error
+        sys.stderr.close()
+        return 0

@@ -1,0 +1,15 @@
+"""`gpudash` / `gpudash tui`: the live dashboard. The only command that imports Textual."""
+
+from __future__ import annotations
+
+
+def add_parser(subparsers, parents) -> None:
+    p = subparsers.add_parser("tui", parents=parents, help="open the live dashboard (the default)",
+                              description="Open the live terminal dashboard (what `gpudash` does with no command).")
+    p.set_defaults(func=run)
+
+
+def run(ctx) -> int:
+    from gpudash.tui.app import run_app
+
+    return run_app(ctx)

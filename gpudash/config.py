@@ -1,0 +1,178 @@
+"""Configuration: built-in defaults, overridden by a TOML file.
+
+Search order: --config PATH, then $GPUDASH_CONFIG, then the user config file
+($XDG_CONFIG_HOME/gpudash/config.toml), then the defaults below. The top-level config.toml in the
+repository documents every key with these same defaults; a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from gpudash.errors import UsageError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Key:
+    default: Any
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[str, ...] | None = None
+    check: Callable[[Any], str | None] | None = None  # returns a problem description or None
+
+    def problem(self, value: Any) -> str | None:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        number_ok = float in kinds and isinstance(value, int)  # 2 is fine where 2.0 is expected
+        if isinstance(value, bool) and bool not in kinds or not (isinstance(value, kinds) or number_ok):
+            return f"expected {_kind_name(kinds)}, got {type(value).__name__} {value!r}"
+        if self.choices is not None and value not in self.choices:
+            return f"expected one of {', '.join(self.choices)}, got {value!r}"
+        if self.low is not None and self.high is not None and not (self.low <= value <= self.high):
+            return f"expected a value from {_num(self.low)} to {_num(self.high)}, got {value!r}"
+        return self.check(value) if self.check else None
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _kind_name(kinds: tuple[type, ...]) -> str:
+    names = {bool: "true or false", int: "an integer", float: "a number", str: "a string", list: "a list"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _string_list(value: list) -> str | None:
+    return None if all(isinstance(v, str) for v in value) else "expected a list of strings"
+
+
+def _factory(value: str) -> str | None:
+    return None if value == "" or re.fullmatch(r"[\w.]+:\w+", value) else "expected 'module:function' or ''"
+
+
+# Section "" holds top-level keys.
+SCHEMA: dict[str, dict[str, Key]] = {
+    "": {
+        "plugin_dirs": Key([], list, check=_string_list),
+    },
+    "ui": {
+        "refresh_interval": Key(1.0, float, 0.1, 60),
+        "history_seconds": Key(600, int, 10, 86400),
+        "theme": Key("textual-dark", str),
+    },
+    "snapshot": {
+        "seconds": Key(3.0, float, 0, 600),
+        "interval": Key(0.5, float, 0.05, 60),
+    },
+    "probe": {
+        "timeout_s": Key(120.0, float, 1, 3600),
+    },
+    "bench": {
+        "timeout_s": Key(600.0, float, 1, 7200),
+        "case_budget_s": Key(2.0, float, 0.05, 600),
+    },
+    "export": {
+        "bench": Key("quick", str, choices=("none", "quick", "full")),
+        "target_effective_batch": Key(256, int, 1, 1_000_000),
+        "memory_margin": Key(0.1, float, 0.0, 0.9),
+    },
+    "model": {
+        "factory": Key("", str, check=_factory),
+        "layers": Key(12, int, 1, 1000),
+        "hidden": Key(768, int, 8, 65536),
+        "heads": Key(12, int, 1, 1024),
+        "seq_len": Key(1024, int, 1, 1_048_576),
+        "vocab": Key(50257, int, 2, 10_000_000),
+    },
+}
+
+
+def defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for section, keys in SCHEMA.items():
+        target = out if section == "" else out.setdefault(section, {})
+        for name, key in keys.items():
+            target[name] = list(key.default) if isinstance(key.default, list) else key.default
+    return out
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "gpudash" / "config.toml"
+
+
+def find_config(explicit: str | None) -> Path | None:
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("GPUDASH_CONFIG")
+    if env:
+        return Path(env)
+    path = user_config_path()
+    return path if path.is_file() else None
+
+
+def _line_of(text: str, section: str, key: str) -> int | None:
+    """Best-effort line number of `key = ...` inside [section] (tomllib does not report it)."""
+    current = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = re.fullmatch(r"\[\s*([^\]]+?)\s*\]", stripped)
+        if header:
+            current = header.group(1)
+        elif current == section and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return number
+    return None
+
+
+def load_config(explicit: str | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Defaults merged with the config file; bad files raise UsageError with file, key and line."""
+    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    config = defaults()
+    path = find_config(explicit)
+    if path is None:
+        return config
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read config: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    for name, value in data.items():
+        if name in SCHEMA and name != "" and isinstance(value, dict):
+            _apply(path, text, name, value, config[name], warn)
+        elif name in SCHEMA[""]:
+            _apply(path, text, "", {name: value}, config, warn)
+        elif name in SCHEMA:
+            raise UsageError(f"{path}: [{name}] must be a table")
+        else:
+            warn(f"gpudash: warning: {path}: unknown key '{name}' ignored")
+    return config
+
+
+def _apply(path: Path, text: str, section: str, values: dict, target: dict, warn) -> None:
+    for name, value in values.items():
+        dotted = f"{section}.{name}" if section else name
+        key = SCHEMA[section].get(name)
+        if key is None:
+            warn(f"gpudash: warning: {path}: unknown key '{dotted}' ignored")
+            continue
+        problem = key.problem(value)
+        if problem:
+            line = _line_of(text, section, name)
+            where = f" (line {line})" if line else ""
+            raise UsageError(f"{path}: {dotted}: {problem}{where}")
+        target[name] = float(value) if key.kind is float else value

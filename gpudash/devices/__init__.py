@@ -1,0 +1,116 @@
+"""Device discovery: every adapter that can answer, merged into one Machine.
+
+`discover()` never raises for a missing driver: the vendor is simply absent and `machine.notes` says
+why. torch's view is optional because importing torch takes about a second (the TUI adds it later).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+
+from gpudash.devices.machine import Machine, this_host
+from gpudash.devices.merge import merge_devices
+from gpudash.models import DeviceInfo, Runtime, Sample
+
+REPLAY_ENV = "GPUDASH_REPLAY"
+
+
+def replay_path(explicit: str | None) -> str | None:
+    return explicit or os.environ.get(REPLAY_ENV) or None
+
+
+def discover(replay: str | None = None, include_torch: bool = True) -> Machine:
+    path = replay_path(replay)
+    if path:
+        return _replayed(path)
+    return _live(include_torch)
+
+
+def _replayed(path: str) -> Machine:
+    from gpudash.devices.replay import ReplayBackend
+
+    backend = ReplayBackend(path)
+    devices = backend.devices()
+    return Machine(
+        host=backend.host, runtime=backend.runtime, devices=devices,
+        samplers={d.key: partial(backend.sample, i) for i, d in enumerate(devices)},
+        replayed=True, replay_path=str(path), origin=backend.origin,
+    )
+
+
+def _open_vendor_backends(notes: list[str]) -> list:
+    from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
+    from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
+
+    opened = []
+    for label, factory, unavailable in (("NVML", NvmlBackend, NvmlUnavailable),
+                                        ("amdsmi", AmdSmiBackend, AmdSmiUnavailable)):
+        try:
+            opened.append(factory())
+        except unavailable as exc:
+            notes.append(f"{label}: {exc}")
+    return opened
+
+
+def _live(include_torch: bool) -> Machine:
+    from gpudash.devices.cpu import CpuBackend
+
+    notes: list[str] = []
+    backends = _open_vendor_backends(notes)
+    vendor_devices: list[DeviceInfo] = []
+    samplers = {}
+    driver = None
+    for backend in backends:
+        try:
+            found = backend.devices()
+        except Exception as exc:
+            notes.append(f"{backend.name}: {exc}")
+            continue
+        driver = driver or getattr(backend, "driver_version", None) or next(
+            (d.driver_version for d in found if d.driver_version), None)
+        for dev in found:
+            samplers[dev.key] = partial(backend.sample, dev.index)
+        vendor_devices.extend(found)
+    machine = Machine(host=this_host(), runtime=Runtime(driver=driver), devices=vendor_devices,
+                      samplers=samplers, notes=notes, closers=[b.close for b in backends])
+    if include_torch:
+        add_torch_view(machine)
+    cpu = CpuBackend()
+    for dev in cpu.devices():
+        machine.devices.append(dev)
+        machine.samplers[dev.key] = partial(cpu.sample, dev.index)
+    return machine
+
+
+def add_torch_view(machine: Machine, torch=None) -> None:
+    """Merge torch's GPU view into a live machine (no-op on a replayed one)."""
+    if machine.replayed:
+        return
+    from gpudash.devices.torch_view import TorchView
+
+    try:
+        view = TorchView(torch)
+    except Exception as exc:  # torch missing or broken: the vendor view still stands
+        machine.notes.append(f"torch: {exc}")
+        return
+    machine.runtime.torch = view.runtime.torch
+    machine.runtime.cuda = view.runtime.cuda
+    machine.runtime.hip = view.runtime.hip
+    gpus = [d for d in machine.devices if d.vendor != "cpu"]
+    others = [d for d in machine.devices if d.vendor == "cpu"]
+    merged = merge_devices(gpus, view.devices())
+    for dev in merged:
+        if dev.key not in machine.samplers:  # torch-only device: memory is all torch can tell live
+            machine.samplers[dev.key] = partial(_torch_sample, view.torch, dev.torch_index)
+    machine.devices = merged + others
+
+
+def _torch_sample(torch, index: int) -> Sample:
+    free, total = torch.cuda.mem_get_info(index)
+    reason = "vendor library (NVML/amdsmi) unavailable; torch reports memory only"
+    return Sample(memory_used_bytes=total - free, memory_total_bytes=total,
+                  unavailable={k: reason for k in ("utilization_pct", "temperature_c", "power_w", "sm_clock_mhz")})
+
+
+__all__ = ["Machine", "discover", "add_torch_view", "replay_path", "REPLAY_ENV"]

@@ -1,0 +1,24 @@
+"""Reading one driver field at a time, so one failure costs one field and not the device."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+def error_reason(exc: BaseException) -> str:
+    """A short reason for the UI: 'NotSupported' from NVMLError_NotSupported, else the message."""
+    name = type(exc).__name__
+    for prefix in ("NVMLError_", "AmdSmi"):
+        if name.startswith(prefix) and name != "AmdSmiLibraryException":
+            return name[len(prefix):] if prefix == "NVMLError_" else (str(exc) or name)
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else name
+
+
+def read_field(unavailable: dict[str, str], name: str, call: Callable[[], Any]) -> Any:
+    """Call a driver getter; on any error record why under `name` and return None."""
+    try:
+        return call()
+    except Exception as exc:  # drivers raise their own types; any of them means n/a
+        unavailable[name] = error_reason(exc)
+        return None

@@ -1,0 +1,53 @@
+"""A Machine: the merged device list plus a way to sample each device, live or replayed."""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+from dataclasses import dataclass, field
+from typing import Callable
+
+from gpudash.models import DeviceInfo, Host, Runtime, Sample
+
+
+def this_host() -> Host:
+    return Host(hostname=socket.gethostname(), machine=platform.machine(), os=platform.system())
+
+
+@dataclass
+class Machine:
+    host: Host
+    runtime: Runtime
+    devices: list[DeviceInfo]
+    samplers: dict[str, Callable[[], Sample]] = field(default_factory=dict)  # device.key -> read one sample
+    replayed: bool = False
+    replay_path: str | None = None
+    origin: str | None = None  # a snapshot's note on where its data came from
+    notes: list[str] = field(default_factory=list)  # why a source is missing ("NVML: LibraryNotFound")
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """How every output names the data it shows (design rule 1)."""
+        if not self.replayed:
+            return "live"
+        name = os.path.basename(self.replay_path or "snapshot")
+        return f"replayed from {name}" + (f" ({self.origin})" if self.origin else "")
+
+    def sample(self, device: DeviceInfo) -> Sample:
+        reader = self.samplers.get(device.key)
+        if reader is None:
+            return Sample(unavailable={"all": "no live source for this device"})
+        try:
+            return reader()
+        except Exception as exc:  # a driver failing mid-run costs one reading, not the dashboard
+            return Sample(unavailable={"all": f"sampling failed: {exc}"})
+
+    def sample_all(self) -> dict[str, Sample]:
+        return {dev.key: self.sample(dev) for dev in self.devices}
+
+    def close(self) -> None:
+        for close in self.closers:
+            close()
+        self.closers.clear()

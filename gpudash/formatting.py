@@ -1,0 +1,44 @@
+"""Human formatting shared by the CLI tables and the TUI cards."""
+
+from __future__ import annotations
+
+NA = "n/a"
+GIB = 1024 ** 3
+
+
+def gib(value: int | None) -> str:
+    return NA if value is None else f"{value / GIB:.1f}"
+
+
+def memory(used: int | None, total: int | None) -> str:
+    if total is None and used is None:
+        return NA
+    return f"{gib(used)} / {gib(total)} GiB"
+
+
+def pct(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}%"
+
+
+def number(value: float | None, unit: str, digits: int = 0) -> str:
+    return NA if value is None else f"{value:.{digits}f} {unit}"
+
+
+def arch_label(device) -> str:
+    """'cc 9.0', 'gfx942', or the CPU's strongest precision-relevant feature."""
+    if device.compute_capability:
+        return f"cc {device.compute_capability}"
+    if device.gfx_target:
+        return device.gfx_target
+    if device.vendor == "cpu":
+        for feature in ("amx_bf16", "avx512_bf16", "avx512_f", "avx2", "bf16", "asimddp"):
+            if feature in device.cpu_features:
+                return feature.upper().replace("_", "-")
+    return NA
+
+
+def table(rows: list[list[str]], header: list[str]) -> str:
+    """Left-aligned plain-text columns, no colour (safe to pipe)."""
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header] + rows]
+    return "\n".join(lines)

@@ -1,0 +1,5 @@
+"""Measurements: probes (does it work), benchmarks (how fast), checks (known bugs).
+
+Anything that runs device code goes through `gpudash.measure.runner`, in a child process with a time
+limit (design rule 4).
+"""

@@ -1,0 +1,167 @@
+"""Run device code in a child process with a time limit, so a crash or a hang becomes a result.
+
+Tasks run in order in one child (torch is imported once). If the child dies or a task overruns its
+limit, that task is marked crashed/timeout, the child is killed, and a new child takes the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from gpudash.measure.child import MARK
+
+OK, ERROR, TIMEOUT, CRASHED, CANCELLED = "ok", "error", "timeout", "crashed", "cancelled"
+
+
+@dataclass
+class Task:
+    target: str  # "pkg.module:function" or "/path/file.py:function"; must return JSON-able data
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    timeout_s: float = 60.0
+    name: str = ""
+    progress: bool = False  # pass a progress(**info) callback to the function
+
+
+@dataclass
+class TaskResult:
+    task: Task
+    status: str  # ok | error | timeout | crashed | cancelled
+    value: Any = None
+    error: str | None = None
+    duration_s: float = 0.0
+    output_tail: str = ""  # the last lines the task printed (for crash reports)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"process killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"process killed by signal {-code}"
+    return f"process exited with code {code}"
+
+
+class _Child:
+    def __init__(self, tasks: list[Task], env: dict[str, str] | None):
+        payload = json.dumps([{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks])
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gpudash.measure.child"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env, start_new_session=True,  # own process group: a kill takes grandchildren too
+        )
+        self.events: queue.Queue = queue.Queue()
+        self.output: deque[str] = deque(maxlen=20)
+        threading.Thread(target=self._read_events, daemon=True).start()
+        threading.Thread(target=self._read_output, daemon=True).start()
+        self.proc.stdin.write(payload)
+        self.proc.stdin.close()
+
+    def _read_events(self) -> None:
+        for line in self.proc.stdout:
+            if line.startswith(MARK):
+                try:
+                    self.events.put(json.loads(line[1:]))
+                except json.JSONDecodeError:
+                    pass
+        self.events.put({"event": "eof"})
+
+    def _read_output(self) -> None:
+        for line in self.proc.stderr:
+            self.output.append(line.rstrip("\n"))
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+
+def run_tasks(tasks: list[Task], *, cancel: threading.Event | None = None,
+              on_progress: Callable[[int, dict], None] | None = None,
+              on_result: Callable[[TaskResult], None] | None = None,
+              env: dict[str, str] | None = None) -> list[TaskResult]:
+    """Run every task; always returns one result per task, in order."""
+    results: list[TaskResult | None] = [None] * len(tasks)
+    start = 0
+    while start < len(tasks):
+        if cancel is not None and cancel.is_set():
+            break
+        start = _run_child(tasks, start, results, cancel, on_progress, on_result, env)
+    for i, task in enumerate(tasks):
+        if results[i] is None:
+            results[i] = TaskResult(task, CANCELLED, error="cancelled")
+    return results  # type: ignore[return-value]
+
+
+def _run_child(tasks, start, results, cancel, on_progress, on_result, env) -> int:
+    """Run tasks[start:] in one child; return the index to resume from."""
+    child = _Child(tasks[start:], env)
+    current, began = None, time.monotonic()
+
+    def finish(i: int, status: str, value=None, error=None) -> None:
+        results[i] = TaskResult(tasks[i], status, value, error, time.monotonic() - began, "\n".join(child.output))
+        if on_result:
+            on_result(results[i])
+
+    while True:
+        limit = tasks[current].timeout_s if current is not None else 120.0  # start-up: python + imports
+        remaining = began + limit - time.monotonic()
+        try:
+            msg = child.events.get(timeout=max(0.0, min(remaining, 0.1)))
+        except queue.Empty:
+            if cancel is not None and cancel.is_set():
+                child.kill()
+                if current is not None:
+                    finish(current, CANCELLED, error="cancelled")
+                return len(tasks)
+            if time.monotonic() - began >= limit:
+                child.kill()
+                if current is None:  # the child never got going; blame the first task
+                    current = start
+                finish(current, TIMEOUT, error=f"timed out after {limit:g} s")
+                return current + 1
+            continue
+        event = msg.get("event")
+        if event == "start":
+            current, began = start + msg["task"], time.monotonic()
+        elif event == "progress" and on_progress and current is not None:
+            on_progress(current, msg.get("info") or {})
+        elif event == "done":
+            finish(start + msg["task"], OK, value=msg.get("value"))
+            current = None
+        elif event == "error":
+            finish(start + msg["task"], ERROR, error=msg.get("error"))
+            current = None
+        elif event == "eof":
+            code = child.proc.wait()
+            if current is not None:
+                finish(current, CRASHED, error=_describe_exit(code))
+                return current + 1
+            done = next((i for i in range(start, len(tasks)) if results[i] is None), len(tasks))
+            if done < len(tasks):  # the child died between tasks or before starting
+                finish(done, CRASHED, error=_describe_exit(code) + _last_line(child))
+                return done + 1
+            return len(tasks)
+
+
+def _last_line(child: _Child) -> str:
+    return f": {child.output[-1]}" if child.output else ""
+
+
+def run_one(task: Task, **kwargs) -> TaskResult:
+    return run_tasks([task], **kwargs)[0]

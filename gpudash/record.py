@@ -1,0 +1,45 @@
+"""Recording this machine as a snapshot file (the replay format of design.md)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from gpudash import __version__
+from gpudash.devices import Machine
+from gpudash.devices.snapshot_file import FORMAT, VERSION
+from gpudash.models import to_dict
+
+_SKIP = {"sources", "extra"}
+
+
+def _device_entry(device, samples: list[dict]) -> dict[str, Any]:
+    entry = {k: v for k, v in to_dict(device).items() if k not in _SKIP}
+    torch_view = device.extra.get("torch")
+    if isinstance(torch_view, dict):
+        entry["torch"] = torch_view
+    entry["samples"] = samples
+    return entry
+
+
+def record(machine: Machine, seconds: float, interval: float,
+           sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+    count = max(1, int(seconds / interval) + 1) if seconds > 0 else 1
+    per_device: dict[str, list[dict]] = {d.key: [] for d in machine.devices}
+    for i in range(count):
+        if i:
+            sleep(interval)
+        for key, sample in machine.sample_all().items():
+            per_device[key].append(to_dict(sample))
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "version": VERSION,
+        "gpudash_version": __version__,
+        "recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "host": to_dict(machine.host),
+        "runtime": to_dict(machine.runtime),
+        "devices": [_device_entry(d, per_device[d.key]) for d in machine.devices],
+    }
+    if machine.replayed:  # a re-recorded replay must not pass for a real machine
+        data["origin"] = f"re-recorded from a replay ({machine.label})"
+    return data

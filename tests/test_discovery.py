@@ -1,0 +1,117 @@
+"""Discovery on a live machine: vendor views, torch's view, the CPU, merged into one device each."""
+
+import sys
+import types
+from collections import namedtuple
+
+from conftest import H100, MI300X
+from fakes import make_fake_amdsmi, make_fake_pynvml, real_pynvml
+
+from gpudash.devices import add_torch_view, discover
+from gpudash.devices.cpu import features_from_cpuinfo, parse_cpuinfo
+from gpudash.devices.merge import merge_devices
+from gpudash.models import DeviceInfo
+
+Props = namedtuple("Props", "name major minor total_memory multi_processor_count gcnArchName uuid clock_rate "
+                            "pci_bus_id pci_domain_id pci_device_id")
+
+
+def fake_torch(props_list, hip=None, bf16=True):
+    cuda = types.SimpleNamespace(
+        is_available=lambda: bool(props_list),
+        device_count=lambda: len(props_list),
+        get_device_properties=lambda i: props_list[i],
+        is_bf16_supported=lambda including_emulation=True: bf16,
+        is_tf32_supported=lambda: True,
+        mem_get_info=lambda i: (60 * 2 ** 30, 80 * 2 ** 30),
+    )
+    return types.SimpleNamespace(__version__="2.5.1+cu124", cuda=cuda,
+                                 version=types.SimpleNamespace(cuda=None if hip else "12.4", hip=hip))
+
+
+H100_PROPS = Props("NVIDIA H100 80GB HBM3", 9, 0, 85520809984, 132, "", "5d2f0c1e-aaaa-bbbb-cccc-000000000001",
+                   1980000, 0x17, 0, 0)
+
+
+def test_cpu_only_machine(no_vendor_libs):
+    machine = discover(include_torch=False)
+    assert [d.vendor for d in machine.devices] == ["cpu"]
+    assert any("NVML" in n for n in machine.notes) and any("amdsmi" in n for n in machine.notes)
+    sample = machine.sample(machine.devices[0])
+    assert sample.memory_total_bytes > 0 and 0 <= sample.utilization_pct <= 100
+    assert machine.label == "live"
+
+
+def test_nvml_and_torch_merge_into_one_device(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([H100]))
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    machine = discover(include_torch=False)
+    add_torch_view(machine, torch=fake_torch([H100_PROPS]))
+    gpus = [d for d in machine.devices if d.vendor == "nvidia"]
+    assert len(gpus) == 1
+    gpu = gpus[0]
+    assert gpu.sources == ["nvml", "torch"]
+    assert gpu.multiprocessors == 132  # only torch knows the SM count
+    assert gpu.torch_index == 0
+    assert gpu.extra["torch"]["bf16"] is True
+    assert machine.runtime.cuda == "12.4" and machine.runtime.driver == "550.54.15"
+    assert machine.sample(gpu).power_w is not None
+
+
+def test_torch_only_gpu_when_nvml_is_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([], init_error=real_pynvml.NVMLError_DriverNotLoaded()))
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    machine = discover(include_torch=False)
+    add_torch_view(machine, torch=fake_torch([H100_PROPS]))
+    gpu = machine.devices[0]
+    assert (gpu.vendor, gpu.name, gpu.compute_capability) == ("nvidia", "NVIDIA H100 80GB HBM3", "9.0")
+    sample = machine.sample(gpu)
+    assert sample.memory_used_bytes == 20 * 2 ** 30
+    assert "torch reports memory only" in sample.unavailable["utilization_pct"]
+    assert any("kernel driver not loaded" in n for n in machine.notes)
+
+
+def test_amd_gpu_merges_with_hip_device_by_hip_id(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([], init_error=real_pynvml.NVMLError_LibraryNotFound()))
+    monkeypatch.setitem(sys.modules, "amdsmi", make_fake_amdsmi([MI300X]))
+    machine = discover(include_torch=False)
+    props = Props("AMD Instinct MI300X", 9, 4, 206141652992, 304, "gfx942:sramecc+:xnack-", "", 2100000, None, 0, 0)
+    add_torch_view(machine, torch=fake_torch([props], hip="6.2.41133"))
+    gpus = [d for d in machine.devices if d.vendor == "amd"]
+    assert len(gpus) == 1 and gpus[0].sources == ["amdsmi", "torch"]
+    assert gpus[0].gfx_target == "gfx942"
+    assert machine.runtime.hip == "6.2.41133"
+
+
+def test_merge_matches_by_pci_when_order_differs():
+    nvml = [DeviceInfo("nvidia", 0, "A", pci_bus_id="00000000:17:00.0"),
+            DeviceInfo("nvidia", 1, "B", pci_bus_id="00000000:65:00.0")]
+    torch_devs = [DeviceInfo("nvidia", 0, "B", pci_bus_id="00000000:65:00.0", torch_index=0, sources=["torch"]),
+                  DeviceInfo("nvidia", 1, "A", pci_bus_id="00000000:17:00.0", torch_index=1, sources=["torch"])]
+    merged = merge_devices(nvml, torch_devs)
+    assert [(d.name, d.torch_index) for d in merged] == [("A", 1), ("B", 0)]
+
+
+def test_broken_torch_keeps_vendor_view(no_vendor_libs):
+    machine = discover(include_torch=False)
+
+    class Broken:
+        @property
+        def version(self):
+            raise RuntimeError("CUDA driver initialization failed")
+
+    add_torch_view(machine, torch=Broken())
+    assert machine.devices[0].vendor == "cpu"
+    assert any(n.startswith("torch:") for n in machine.notes)
+
+
+def test_cpuinfo_features():
+    text = ("processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\n"
+            "model name : Intel(R) Xeon(R) Platinum 8480+\nflags : fpu avx2 fma avx512f avx512_bf16 amx_bf16 "
+            "amx_int8 amx_tile avx512_fp16\n\nprocessor : 1\nflags : nothing\n")
+    info = parse_cpuinfo(text)
+    assert info["model name"].startswith("Intel")
+    assert features_from_cpuinfo(info) == ["amx_bf16", "amx_int8", "amx_tile", "avx2", "avx512_bf16",
+                                          "avx512_f", "avx512_fp16", "fma3"]
+    arm = parse_cpuinfo("processor : 0\nFeatures : fp asimd asimddp bf16 i8mm\n")
+    assert features_from_cpuinfo(arm) == ["asimddp", "bf16", "i8mm"]
