@@ -4,3 +4,12 @@ The package root stays cheap to import: no torch, no Textual (the headless CLI d
 """
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    # `gpudash.hookimpl` (design.md) without making every `import gpudash` load pluggy.
+    if name == "hookimpl":
+        from gpudash.plugins_api import hookimpl
+
+        return hookimpl
+    raise AttributeError(f"module 'gpudash' has no attribute {name!r}")

@@ -1,0 +1,122 @@
+"""Checks that run bf16 experiments on a live ROCm device (skipped elsewhere, and on replayed machines)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpudash.plugins_api import NOT_RUN_REPLAYED, Check, CheckResult, Device
+
+from . import probes
+
+CPU_CONVERT_FIX = ("Convert bf16 to fp32 on the CPU (t.cpu().float()) instead of on the GPU, and load bf16 "
+                   "caches with dtype=torch.float32; or avoid bf16 here (fp16 autocast with a GradScaler, or fp32).")
+
+
+def rocm_torch(check: Check, device: Device) -> tuple[Any, str] | CheckResult:
+    """(torch, "cuda:N") when this check can run on the device; otherwise the skip result saying why."""
+    if device.vendor != "amd":
+        return check.skipped(f"not an AMD GPU ({device.vendor}): this is a ROCm check")
+    if device.replayed:
+        return check.skipped(NOT_RUN_REPLAYED)
+    import torch
+
+    if not getattr(torch.version, "hip", None):
+        return check.skipped(f"torch {torch.__version__} here is not a ROCm build: it cannot run on {device.key}")
+    if device.torch_device is None or not torch.cuda.is_available():
+        return check.skipped(f"torch does not see {device.key} ({device.name})")
+    return torch, device.torch_device
+
+
+def _verdict(check: Check, report: dict[str, Any], what: str, remediation: str) -> CheckResult:
+    report = {**report, "precision": "bf16"}  # names the precision these results vouch for (or against)
+    if report["mismatches"] == 0:
+        return check.passed(f"{what}: {report['elements']} values in {report['cases']} cases match the CPU bit "
+                            "for bit", details=report)
+    zeros = f", {report['zeros_where_nonzero']} became zero" if report["zeros_where_nonzero"] else ""
+    return check.failed(f"{what}: {report['mismatches']} of {report['elements']} values differ from the CPU{zeros} "
+                        f"(first: {report['first_failure']})", remediation=remediation, details=report)
+
+
+class Bf16ToFp32(Check):
+    name = "bf16_to_fp32"
+    description = "bf16 -> fp32 conversion on the device with known values, against the CPU"
+    vendors = ("amd",)
+    timeout_s = 120
+
+    def run(self, device: Device) -> CheckResult:
+        ready = rocm_torch(self, device)
+        if isinstance(ready, CheckResult):
+            return ready
+        torch, where = ready
+        return _verdict(self, probes.conversion_report(torch, where), "bf16 -> fp32 on the GPU", CPU_CONVERT_FIX)
+
+
+class Bf16CpuRoundTrip(Check):
+    name = "bf16_cpu_round_trip"
+    description = "bf16 between device and CPU, and fp32 -> bf16 rounding on the device"
+    vendors = ("amd",)
+    timeout_s = 120
+
+    def run(self, device: Device) -> CheckResult:
+        ready = rocm_torch(self, device)
+        if isinstance(ready, CheckResult):
+            return ready
+        torch, where = ready
+        fix = ("Move tensors to the CPU as fp32 (t.to(torch.float32).cpu()) and convert there; "
+               "keep bf16 only on the GPU.")
+        return _verdict(self, probes.round_trip_report(torch, where), "bf16 device/CPU round trip", fix)
+
+
+class Bf16SaveLoad(Check):
+    name = "bf16_save_load"
+    description = "bf16 tensors through a saved file (safetensors if installed, else torch.save) and back"
+    vendors = ("amd",)
+    timeout_s = 120
+
+    def run(self, device: Device) -> CheckResult:
+        ready = rocm_torch(self, device)
+        if isinstance(ready, CheckResult):
+            return ready
+        torch, where = ready
+        report = probes.save_load_report(torch, where)
+        result = _verdict(self, report, f"bf16 save/load via {report['format'].split(' ')[0]}",
+                          "Save bf16 caches as fp32 (convert on the device before .cpu()) or load them on the CPU "
+                          "with dtype=torch.float32 and convert there.")
+        return result
+
+
+class Bf16CacheNanInf(Check):
+    name = "bf16_cache_nan_inf"
+    description = "NaN, Inf and collapsed zeros in a bf16 latent cache made on the device"
+    vendors = ("amd",)
+    timeout_s = 120
+
+    def run(self, device: Device) -> CheckResult:
+        ready = rocm_torch(self, device)
+        if isinstance(ready, CheckResult):
+            return ready
+        torch, where = ready
+        return cache_verdict(self, probes.cache_report(torch, where))
+
+
+def cache_verdict(check: Check, report: dict[str, Any]) -> CheckResult:
+    report = {**report, "precision": "bf16"}
+    fix = ("Before writing a cache: t = torch.nan_to_num(t) and assert torch.isfinite(t).all(); store caches as fp32 "
+           "(convert on the device before .cpu()) or load them with dtype=torch.float32.")
+    problems = []
+    for path, numbers in report["paths"].items():
+        if numbers["nonfinite"]:
+            problems.append(f"{numbers['nonfinite']} NaN/Inf via {path}")
+        if numbers["zero_fraction"] > report["reference_zero_fraction"] + 0.01:
+            problems.append(f"{numbers['zero_fraction']:.0%} zeros via {path}")
+        if numbers["max_rel_diff_vs_cpu"] > 2 ** -7:  # more than one bf16 rounding step away from the CPU
+            problems.append(f"values off by up to {numbers['max_rel_diff_vs_cpu']:.1e} relative via {path}")
+    if not report["mean_finite"]:
+        problems.append("the cache's mean is not finite")
+    if problems:
+        return check.failed("bf16 cache: " + "; ".join(problems), remediation=fix, details=report)
+    return check.passed("bf16 cache made on the device is finite and matches the CPU on every save path",
+                        details=report)
+
+
+DEVICE_CHECKS = (Bf16ToFp32, Bf16CpuRoundTrip, Bf16SaveLoad, Bf16CacheNanInf)

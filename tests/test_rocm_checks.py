@@ -1,0 +1,183 @@
+"""The built-in ROCm checks: table checks on replayed ROCm machines, skips elsewhere, and the bf16 experiments
+run for real on this CPU (the reference device) including that they catch a broken conversion."""
+
+import json
+
+import pytest
+import torch
+
+from conftest import MI300X, snapshot_dict
+from gpudash.devices import discover
+from gpudash.plugin_manager import make_plugin_manager, run_checks
+from gpudash.plugins_api import Device
+from plugins.rocm_checks import probes
+from plugins.rocm_checks.device_checks import DEVICE_CHECKS, Bf16CacheNanInf, cache_verdict
+from plugins.rocm_checks.facts import HIPBLASLT_SUPPORTED, listed_since
+from plugins.rocm_checks.table_checks import FftStability, HipblasltSupport, KnownIssues, fft_report
+
+
+def amd(index, gfx, name):
+    return {**MI300X, "index": index, "gfx_target": gfx, "name": name}
+
+
+def rocm_machine(tmp_path, hip, *targets):
+    devices = [amd(i, gfx, f"AMD {gfx}") for i, gfx in enumerate(targets)]
+    runtime = {"torch": "2.9.0+rocm", "cuda": None, "hip": hip, "driver": "6.8"}
+    path = tmp_path / f"rocm-{hip}.json"
+    path.write_text(json.dumps(snapshot_dict(*devices, runtime=runtime)))
+    return discover(replay=str(path))
+
+
+@pytest.fixture
+def rocm_only(monkeypatch):
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "rocm_checks")
+    return make_plugin_manager()
+
+
+def by_target(machine, results):
+    gfx = {d.key: d.gfx_target for d in machine.devices}
+    out = {}
+    for r in results:
+        out.setdefault(gfx[r.device], {})[r.check] = r
+    return out
+
+
+def test_replayed_rocm_7_1_machine(tmp_path, rocm_only):
+    machine = rocm_machine(tmp_path, "7.1.25424", "gfx1151", "gfx1010", "gfx942", "gfx1100", "gfx1201", "gfx1102")
+    got = by_target(machine, run_checks(machine, rocm_only))
+    for gfx, checks in got.items():  # device checks never run on a replay
+        for name in ("bf16_to_fp32", "bf16_cpu_round_trip", "bf16_save_load", "bf16_cache_nan_inf"):
+            assert (checks[name].status, checks[name].summary) == ("skip", "not run: replayed"), gfx
+
+    strix = got["gfx1151"]
+    assert strix["known_issues"].status == "warn"
+    assert "bf16 is partial" in strix["known_issues"].summary
+    assert strix["known_issues"].env == {
+        "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1", "MIOPEN_DEBUG_CONV_DIRECT": "0", "PYTORCH_TUNABLEOP_ENABLED": "1"}
+    assert "ROCm/legacy-rocm-build#6034" in strix["known_issues"].details["issues"][0]["refs"]
+    assert strix["hipblaslt_support"].status == "pass"
+    assert strix["hipblaslt_support"].details["supported_since_rocm"] == "7.0"
+    assert "TORCH_BLAS_PREFER_HIPBLASLT=1" in strix["hipblaslt_support"].remediation
+    assert strix["fft_stability"].summary == "not run: replayed"
+
+    rdna1 = got["gfx1010"]
+    assert rdna1["hipblaslt_support"].status == "warn"
+    assert rdna1["hipblaslt_support"].env == {"TORCH_BLAS_PREFER_HIPBLASLT": "0"}
+    assert "Attempting to use hipBLASLt on an unsupported architecture" in rdna1["hipblaslt_support"].summary
+    assert rdna1["known_issues"].status == "warn" and "no hipBLASLt" in rdna1["known_issues"].summary
+    assert rdna1["fft_stability"].status == "warn" and "FFT routed to the CPU" in rdna1["fft_stability"].summary
+    assert rdna1["fft_stability"].details["ran_on_device"] is False
+
+    mi300 = got["gfx942"]
+    assert mi300["hipblaslt_support"].status == "pass" and "by default" in mi300["hipblaslt_support"].summary
+    assert mi300["known_issues"].status == "pass" and "FNUZ" in mi300["known_issues"].summary
+
+    rdna3 = got["gfx1100"]
+    assert rdna3["known_issues"].status == "warn"
+    assert "pytorch/pytorch#189394" in json.dumps(rdna3["known_issues"].details)
+    assert rdna3["known_issues"].env == {"TORCH_BLAS_PREFER_HIPBLASLT": "1"}  # hipBLASLt supports gfx1100 here
+    # gfx1102 is RDNA3 too, but hipBLASLt does not list it: the advice to switch to it is withheld, and said so.
+    assert got["gfx1102"]["known_issues"].env == {}
+    assert "Not set: TORCH_BLAS_PREFER_HIPBLASLT=1" in got["gfx1102"]["known_issues"].remediation
+    assert got["gfx1102"]["hipblaslt_support"].env == {"TORCH_BLAS_PREFER_HIPBLASLT": "0"}
+
+    rdna4 = got["gfx1201"]
+    assert rdna4["hipblaslt_support"].status == "warn"
+    assert "ROCm/rocm-libraries#5706" in rdna4["hipblaslt_support"].summary
+    assert rdna4["known_issues"].env == {"TORCH_BLAS_PREFER_HIPBLASLT": "0"}
+
+
+def test_hipblaslt_support_depends_on_the_rocm_version(tmp_path, rocm_only):
+    machine = rocm_machine(tmp_path, "6.2.41133", "gfx1151", "gfx1100", "gfx942")
+    got = by_target(machine, run_checks(machine, rocm_only))
+    strix = got["gfx1151"]["hipblaslt_support"]
+    assert strix.status == "warn" and "with ROCm 6.2 (from ROCm 7.0)" in strix.summary
+    assert strix.env == {"TORCH_BLAS_PREFER_HIPBLASLT": "0"}
+    # Before ROCm 6.3 hipBLASLt does not cover gfx1100, so the RDNA3 bf16 workaround is not offered.
+    assert got["gfx1100"]["known_issues"].env == {}
+    assert got["gfx942"]["hipblaslt_support"].status == "pass"
+
+
+def test_hipblaslt_table_matches_the_reference():
+    assert listed_since(HIPBLASLT_SUPPORTED, "gfx942") == (0, 0)
+    assert listed_since(HIPBLASLT_SUPPORTED, "gfx1200") == (6, 3)
+    assert listed_since(HIPBLASLT_SUPPORTED, "gfx1150") == (7, 0)
+    assert listed_since(HIPBLASLT_SUPPORTED, "gfx1010") is None
+
+
+def test_unknown_rocm_version_and_unknown_target_warn():
+    no_version = Device("amd", 0, "AMD gfx1151", gfx_target="gfx1151", replayed=True)
+    result = HipblasltSupport().run(no_version)
+    assert result.status == "warn" and result.summary.startswith("ROCm version unknown")
+    no_target = Device("amd", 0, "AMD something", replayed=True, runtime={"hip": "6.4.1"})
+    assert KnownIssues().run(no_target).status == "warn"
+
+
+def test_every_check_skips_on_non_rocm_devices_and_says_why(h100_snapshot):
+    cpu = Device("cpu", 0, "AMD EPYC", cpu_features=["avx512_bf16"])
+    nvidia = Device("nvidia", 0, "H100", compute_capability="9.0", replayed=True)
+    for check in (*DEVICE_CHECKS, HipblasltSupport, KnownIssues, FftStability):
+        for device in (cpu, nvidia):
+            result = check().run(device)
+            assert result.status == "skip"
+            assert result.summary == f"not an AMD GPU ({device.vendor}): this is a ROCm check"
+
+
+def test_device_checks_on_a_live_amd_device_without_rocm_torch_skip():
+    live_amd = Device("amd", 0, "AMD Radeon", gfx_target="gfx1100", torch_index=0, runtime={"hip": "6.3.0"})
+    result = DEVICE_CHECKS[0]().run(live_amd)
+    assert result.status == "skip" and "not a ROCm build" in result.summary  # this torch is the CPU build
+
+
+# The bf16 experiments, for real, with the CPU as the device ----------------------------------------
+
+
+def test_conversion_report_passes_on_the_cpu():
+    report = probes.conversion_report(torch, "cpu")
+    assert report["mismatches"] == 0 and report["first_failure"] is None
+    assert report["cases"] == 2 * 2 * len(probes.SIZES)  # two converters, contiguous and strided
+
+
+def test_conversion_report_catches_the_zeros_bug():
+    def buggy(t):  # what the ROCm guide describes: values come back as zeros past a vector width
+        out = t.float().clone()
+        out[8:] = 0
+        return out
+
+    report = probes.conversion_report(torch, "cpu", convert=buggy, sizes=(64, 4097))
+    assert report["mismatches"] > 0 and report["zeros_where_nonzero"] > 0
+    assert report["first_failure"].startswith("convert contiguous n=64:")
+
+
+def test_round_trip_and_save_load_pass_on_the_cpu(tmp_path):
+    assert probes.round_trip_report(torch, "cpu")["mismatches"] == 0
+    report = probes.save_load_report(torch, "cpu", directory=str(tmp_path))
+    assert report["mismatches"] == 0 and report["cases"] == 6
+    try:
+        import safetensors  # noqa: F401
+        assert report["format"] == "safetensors"
+    except ImportError:
+        assert report["format"].startswith("torch.save/torch.load (the safetensors package is not installed)")
+
+
+def test_cache_check_passes_on_the_cpu_and_catches_overflow():
+    check = Bf16CacheNanInf()
+    assert cache_verdict(check, probes.cache_report(torch, "cpu")).status == "pass"
+    bad = cache_verdict(check, probes.cache_report(torch, "cpu", process=lambda t: t * 1e38))
+    assert bad.status == "fail" and "NaN/Inf via direct .cpu()" in bad.summary
+    assert "nan_to_num" in bad.remediation
+
+
+def test_fft_report_on_the_cpu_matches():
+    report = fft_report(torch, "cpu")
+    assert report["finite"] and report["max_rel_error"] < 1e-4
+
+
+def test_results_carry_what_the_recommender_reads():
+    rdna1 = Device("amd", 0, "RX 5600 XT", gfx_target="gfx1010", replayed=True, runtime={"hip": "6.0.0"})
+    fft = FftStability().run(rdna1)
+    assert fft.details["routing"] == {"fft": "cpu"}
+    assert KnownIssues().run(rdna1).details["precisions"] == ["bf16"]
+    strix = Device("amd", 0, "8060S", gfx_target="gfx1151", replayed=True, runtime={"hip": "7.1.0"})
+    assert KnownIssues().run(strix).details["precisions"] == ["bf16"]
+    assert cache_verdict(Bf16CacheNanInf(), probes.cache_report(torch, "cpu")).details["precision"] == "bf16"
