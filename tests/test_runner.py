@@ -1,7 +1,8 @@
 """The child-process runner turns crashes, hangs and exceptions into results."""
 
-import sys
 import threading
+
+import pytest
 from pathlib import Path
 
 from gpudash.measure.runner import Task, run_one, run_tasks
@@ -52,3 +53,24 @@ def test_file_target(tmp_path):
     plugin.write_text("def run(x):\n    return x * 2\n")
     res = run_one(Task(f"{plugin}:run", {"x": 21}), env=ENV)
     assert res.ok and res.value == 42
+
+
+def test_interrupt_in_parent_kills_the_child(monkeypatch):
+    import gpudash.measure.runner as runner
+
+    children = []
+    real = runner._Child
+
+    class Spy(real):
+        def __init__(self, *a, **k):
+            super().__init__(*a, **k)
+            children.append(self)
+
+    monkeypatch.setattr(runner, "_Child", Spy)
+
+    def interrupt_soon(index, info):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_tasks([Task(f"{TASKS}:with_progress", progress=True, timeout_s=20)], env=ENV, on_progress=interrupt_soon)
+    assert children and children[0].proc.poll() is not None  # the child is gone, not orphaned

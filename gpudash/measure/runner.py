@@ -111,6 +111,14 @@ def run_tasks(tasks: list[Task], *, cancel: threading.Event | None = None,
 def _run_child(tasks, start, results, cancel, on_progress, on_result, env) -> int:
     """Run tasks[start:] in one child; return the index to resume from."""
     child = _Child(tasks[start:], env)
+    try:
+        return _supervise(child, tasks, start, results, cancel, on_progress, on_result)
+    except BaseException:  # Ctrl-C in the parent: the child is in its own session and would live on
+        child.kill()
+        raise
+
+
+def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> int:
     current, began = None, time.monotonic()
 
     def finish(i: int, status: str, value=None, error=None) -> None:

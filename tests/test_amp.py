@@ -1,0 +1,135 @@
+"""gpudash.amp: the AMP configuration for training code, from verified probe results, torch and the spec."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gpudash import amp, store
+from gpudash.devices import discover
+from gpudash.errors import GpudashError
+from gpudash.measure import probe
+from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
+
+
+@pytest.fixture
+def live(no_vendor_libs, tmp_path, monkeypatch):
+    """This machine, with an empty store of remembered results."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    machine = discover(include_torch=True)
+    cpu = next(d for d in machine.devices if d.vendor == "cpu")
+    return machine, cpu
+
+
+def _native_bf16(cpu) -> bool:
+    return bool({"avx512_bf16", "amx_bf16"} & set(cpu.cpu_features))
+
+
+def _remember(machine, cpu, **verdicts):
+    """Store a probe matrix for the CPU with the given precision verdicts (injected results)."""
+    results = {}
+    for precision, (verdict, reason) in verdicts.items():
+        verified = {"verified": True, "slow_reference": True, "failed": False}[verdict]
+        details = {"note": reason} if verdict == "slow_reference" else {}
+        results[precision] = PrecisionTestResult(
+            precision=precision, supported=verified, verified=verified, verdict=verdict, spec="native",
+            failure_reason=reason if verdict == "failed" else None, max_rel_error=0.004, details=details)
+    matrix = PrecisionCapabilityMatrix(hardware_name=cpu.name, device=cpu.key, results=results,
+                                       measured_at="2026-01-02T03:04:05+0000", provenance="measured")
+    probe.remember(machine, {cpu.key: matrix})
+
+
+def test_auto_on_this_cpu_follows_its_features(live):
+    _, cpu = live
+    config = amp.AmpConfig.auto("cpu")
+    if _native_bf16(cpu):
+        assert config.dtype is torch.bfloat16 and config.enabled
+        assert (config.loss_scaling, config.lightning_precision, config.accelerate_mixed_precision) == \
+            ("none", "bf16-mixed", "bf16")
+        assert "not verified by a probe yet" in config.reasons[-1]
+    else:
+        assert config.dtype is torch.float32 and not config.enabled
+        assert config.lightning_precision == "32-true" and "no AVX512-BF16" in " ".join(config.reasons)
+    assert config.verified is None  # nothing remembered
+    assert amp.get_optimal_dtype("cpu") is config.dtype
+    ok, reason = amp.detect_bf16_support("cpu")
+    assert ok is (config.dtype is torch.bfloat16) and cpu.key in reason
+
+
+def test_verified_results_are_used_and_named(live):
+    machine, cpu = live
+    _remember(machine, cpu, bf16=("verified", None))
+    ok, reason = amp.detect_bf16_support("cpu")
+    if _native_bf16(cpu):
+        assert ok and "verified on cpu:0" in reason and "2026-01-02T03:04:05" in reason
+        assert amp.AmpConfig.auto("cpu").verified is True
+    ok_unverified, reason = amp.detect_bf16_support("cpu", use_verified=False)
+    assert "not verified" in reason or not ok_unverified
+
+
+def test_force_bf16_on_a_device_that_fails_bf16_raises(live):
+    machine, cpu = live
+    _remember(machine, cpu, bf16=("failed", "bfloat16 to fp32 on cpu: 4097 of 4097 values wrong, 4097 became 0"))
+    with pytest.raises(amp.PrecisionUnavailableError) as caught:
+        amp.AmpConfig.force_bf16("cpu")
+    message = str(caught.value)
+    assert isinstance(caught.value, GpudashError)
+    assert message.startswith("cannot force bf16 on cpu:") and "cpu:0" in message and "became 0" in message
+    config = amp.AmpConfig.auto("cpu")
+    assert config.dtype is torch.float32 and any("failed gpudash's probe" in r for r in config.reasons)
+
+
+def test_slow_reference_bf16_is_not_chosen(live):
+    machine, cpu = live
+    _remember(machine, cpu, bf16=("slow_reference", "runs only as a slow reference path: 2% of fp32"))
+    ok, reason = amp.detect_bf16_support("cpu")
+    assert not ok and "slow reference path" in reason
+
+
+def test_cpu_bf16_needs_a_benchmark_that_measured_it_faster(live):
+    machine, cpu = live
+    if not _native_bf16(cpu):
+        pytest.skip("this CPU has no native bf16; the benchmark rule never gets a say")
+    def run(speedup):  # a benchmark run as `gpudash bench` keeps it (the bench JSON contract)
+        store.append_history("bench", machine, {"version": 1, "devices": [
+            {"key": cpu.key, "index": cpu.index, "name": cpu.name, "speedup_vs_fp32": {"bf16": speedup}}]})
+
+    run(2.1)
+    assert amp.detect_bf16_support("cpu")[0]
+    run(0.8)  # the newest run decides
+    ok, reason = amp.detect_bf16_support("cpu")
+    assert not ok and "0.80x the fp32 speed" in reason
+    assert amp.AmpConfig.auto("cpu").dtype is torch.float32
+
+
+def test_force_fp16_scales_the_loss_and_refuses_a_failed_fp16(live):
+    machine, cpu = live
+    config = amp.AmpConfig.force_fp16("cpu")
+    assert config.dtype is torch.float16 and config.loss_scaling == "dynamic"
+    assert config.lightning_precision == "16-mixed" and config.accelerate_mixed_precision == "fp16"
+    assert any("bf16-mixed" in r for r in config.reasons)  # Lightning's CPU switch is spelled out
+    assert config.grad_scaler().is_enabled()
+    _remember(machine, cpu, fp16=("failed", "matmul: 100% of the outputs are NaN"))
+    with pytest.raises(amp.PrecisionUnavailableError, match="cannot force fp16 on cpu: .*NaN"):
+        amp.AmpConfig.force_fp16("cpu")
+
+
+def test_autocast_and_scaler_helpers_follow_the_config():
+    bf16 = amp.AmpConfig.for_dtype("bfloat16", "cpu", ["test"])
+    layer = torch.nn.Linear(8, 4)
+    with bf16.autocast():
+        assert layer(torch.randn(2, 8)).dtype is torch.bfloat16
+    assert not bf16.grad_scaler().is_enabled()
+    fp32 = amp.AmpConfig.for_dtype("float32", "cpu", ["test"])
+    with amp.autocast_context(fp32):
+        assert layer(torch.randn(2, 8)).dtype is torch.float32
+    assert not amp.grad_scaler(fp32).is_enabled()
+
+
+def test_lightning_mapping_and_device_names():
+    assert [amp.lightning_precision(d) for d in (torch.bfloat16, torch.float16, "float32")] == \
+        ["bf16-mixed", "16-mixed", "32-true"]
+    assert amp.resolve_device("cpu") == amp.resolve_device(torch.device("cpu")) == "cpu"
+    assert amp.resolve_device(1) == "cuda:1"
+    with pytest.raises(GpudashError, match="device 'tpu'"):
+        amp.resolve_device("tpu")
