@@ -1,0 +1,219 @@
+"""Use an exported settings file in training code.
+
+    from gpudash.apply import load
+    s = load("gpudash.toml")           # TOML or JSON, as written by `gpudash export`
+    s.apply_env()                      # before CUDA initialises: allocator and ROCm variables
+    s.apply_torch_backends()           # TF32 / float32 matmul precision
+    scaler = s.grad_scaler()           # a torch.amp.GradScaler for float16, else None
+    with s.autocast():                 # bf16/fp16 autocast, or a no-op for fp32
+        loss = model(batch)
+    Trainer(**s.lightning_kwargs())    # precision="bf16-mixed", accumulate_grad_batches=...
+    Accelerator(**s.accelerate_kwargs())
+    TrainingArguments(output_dir, **s.hf_training_args_kwargs())
+
+A missing or invalid file raises ExportFileError (a GpudashError and a ValueError) naming the file and key.
+torch is imported only by the methods that need it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpudash.errors import GpudashError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DTYPES = ("bfloat16", "float16", "float32")
+LOSS_SCALING = ("dynamic", "none")
+ACCELERATE = ("no", "fp16", "bf16", "fp8")
+SUPPORTED_VERSIONS = (1,)
+
+
+class ExportFileError(GpudashError, ValueError):
+    """The export file is missing, unreadable, or lacks a key with the right type."""
+
+
+def read_tree(path: str | os.PathLike) -> dict[str, Any]:
+    """The raw tree of an export file (TOML, or JSON by extension or content)."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ExportFileError(f"{p}: export file not found (write one with `gpudash export -o {p}`)") from None
+    except IsADirectoryError:
+        raise ExportFileError(f"{p}: is a directory, not an export file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ExportFileError(f"{p}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    if p.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+        try:
+            tree = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ExportFileError(f"{p}: not valid JSON: {exc}") from None
+    else:
+        try:
+            tree = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ExportFileError(f"{p}: not valid TOML: {exc}") from None
+    if not isinstance(tree, dict):
+        raise ExportFileError(f"{p}: expected a table at the top level")
+    return tree
+
+
+def _lookup(tree: dict[str, Any], dotted: str) -> Any:
+    node: Any = tree
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(dotted)
+        node = node[part]
+    return node
+
+
+def _require(path: Path, tree: dict[str, Any], dotted: str, kind: type | tuple, choices=None, optional=False,
+             minimum: int | None = None) -> Any:
+    try:
+        value = _lookup(tree, dotted)
+    except KeyError:
+        if optional:
+            return None
+        raise ExportFileError(f"{path}: missing key {dotted}") from None
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+        raise ExportFileError(f"{path}: {dotted}: expected {'/'.join(k.__name__ for k in kinds)}, got {value!r}")
+    if choices is not None and value not in choices:
+        raise ExportFileError(f"{path}: {dotted}: expected one of {', '.join(map(str, choices))}, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ExportFileError(f"{path}: {dotted}: expected at least {minimum}, got {value!r}")
+    return value
+
+
+class ExportedSettings:
+    """A validated export file, with helpers for PyTorch, Lightning, accelerate and HF Trainer."""
+
+    def __init__(self, path: str | os.PathLike, tree: dict[str, Any]) -> None:
+        self.path = Path(path)
+        self.tree = tree
+        p = self.path
+        version = _require(p, tree, "gpudash.version", int)
+        if version not in SUPPORTED_VERSIONS:
+            raise ExportFileError(f"{p}: gpudash.version: this gpudash reads version 1, got {version!r}")
+        self.device_type = _require(p, tree, "gpudash.device_type", str, ("cuda", "cpu"))
+        self.torch_index = _require(p, tree, "gpudash.torch_index", int, optional=True)
+        self.replayed = _require(p, tree, "gpudash.replayed", bool)
+        self.dtype = _require(p, tree, "amp.dtype", str, DTYPES)
+        self.loss_scaling = _require(p, tree, "amp.loss_scaling", str, LOSS_SCALING)
+        self.lightning_precision = _require(p, tree, "amp.lightning_precision", str)
+        self.accelerate_mixed_precision = _require(p, tree, "amp.accelerate_mixed_precision", str, ACCELERATE)
+        self.tf32 = _require(p, tree, "amp.tf32", bool)
+        self.float32_matmul_precision = _require(p, tree, "amp.float32_matmul_precision", str,
+                                                 ("highest", "high", "medium"), optional=True) or "highest"
+        self.hf_trainer = {k: _require(p, tree, f"amp.hf_trainer.{k}", bool) for k in ("bf16", "fp16", "tf32")}
+        self.batch_size = _require(p, tree, "batch.size", int, optional=True, minimum=1)
+        self.gradient_accumulation_steps = _require(p, tree, "batch.gradient_accumulation_steps", int,
+                                                    optional=True, minimum=1)
+        self.num_workers = _require(p, tree, "dataloader.num_workers", int, minimum=0)
+        self.pin_memory = _require(p, tree, "dataloader.pin_memory", bool)
+        self.persistent_workers = _require(p, tree, "dataloader.persistent_workers", bool, optional=True)
+        env = _require(p, tree, "env", dict)
+        for name, value in env.items():
+            if not isinstance(value, str):
+                raise ExportFileError(f"{p}: env.{name}: expected a string, got {value!r}")
+        self.env: dict[str, str] = dict(env)
+        self.routing: dict[str, str] = dict(tree.get("routing") or {})
+        self.reasons: dict[str, str] = dict(tree.get("reasons") or {})
+
+    def __repr__(self) -> str:
+        return (f"ExportedSettings({str(self.path)!r}, dtype={self.dtype}, loss_scaling={self.loss_scaling}, "
+                f"batch_size={self.batch_size}, accumulation={self.gradient_accumulation_steps})")
+
+    # PyTorch ------------------------------------------------------------------------------------
+
+    def torch_dtype(self):
+        import torch
+
+        return getattr(torch, self.dtype)
+
+    def autocast(self, device_type: str | None = None):
+        """torch.autocast for the exported dtype; a no-op context for float32."""
+        if self.dtype == "float32":
+            return contextlib.nullcontext()
+        import torch
+
+        return torch.autocast(device_type or self.device_type, dtype=self.torch_dtype())
+
+    def grad_scaler(self, device: str | None = None):
+        """A torch.amp.GradScaler when loss scaling is dynamic (float16), else None."""
+        if self.loss_scaling != "dynamic":
+            return None
+        import torch
+
+        return torch.amp.GradScaler(device or self.device_type)
+
+    def apply_torch_backends(self) -> dict[str, Any]:
+        """Set TF32 and the float32 matmul precision as exported; returns what it set."""
+        import torch
+
+        torch.set_float32_matmul_precision(self.float32_matmul_precision)
+        torch.backends.cuda.matmul.allow_tf32 = self.tf32
+        torch.backends.cudnn.allow_tf32 = self.tf32
+        return {"float32_matmul_precision": self.float32_matmul_precision, "allow_tf32": self.tf32}
+
+    def apply_env(self, overwrite: bool = False) -> dict[str, str]:
+        """Set the exported environment variables (call before CUDA/ROCm initialise); returns what it set.
+
+        A variable the user already set to something else is kept unless overwrite=True.
+        """
+        done = {}
+        for name, value in self.env.items():
+            if overwrite or os.environ.get(name) in (None, value):
+                os.environ[name] = value
+                done[name] = value
+        return done
+
+    def dataloader_kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"num_workers": self.num_workers, "pin_memory": self.pin_memory}
+        if self.batch_size is not None:
+            out["batch_size"] = self.batch_size
+        if self.num_workers > 0 and self.persistent_workers is not None:
+            out["persistent_workers"] = self.persistent_workers
+        return out
+
+    # Frameworks ---------------------------------------------------------------------------------
+
+    def lightning_kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"precision": self.lightning_precision}
+        if self.gradient_accumulation_steps:
+            out["accumulate_grad_batches"] = self.gradient_accumulation_steps
+        return out
+
+    def accelerate_kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mixed_precision": self.accelerate_mixed_precision}
+        if self.gradient_accumulation_steps:
+            out["gradient_accumulation_steps"] = self.gradient_accumulation_steps
+        return out
+
+    def hf_training_args_kwargs(self) -> dict[str, Any]:
+        out: dict[str, Any] = dict(self.hf_trainer)
+        if self.batch_size is not None:
+            out["per_device_train_batch_size"] = self.batch_size
+        if self.gradient_accumulation_steps is not None:
+            out["gradient_accumulation_steps"] = self.gradient_accumulation_steps
+        out["dataloader_num_workers"] = self.num_workers
+        out["dataloader_pin_memory"] = self.pin_memory
+        if self.device_type == "cpu":
+            out["use_cpu"] = True
+        return out
+
+
+def load(path: str | os.PathLike) -> ExportedSettings:
+    return ExportedSettings(path, read_tree(path))
+
+
+__all__ = ["ExportFileError", "ExportedSettings", "load", "read_tree"]

@@ -1,0 +1,251 @@
+"""`gpudash export` without the command line: gather facts for one device, recommend, render, write.
+
+The CLI (gpudash/cli/export_cmd.py) and the TUI's Recommendations view both call `export_settings` and
+`write_export`, so they write the same file. Anything that runs device code goes through the child-process
+runner: probes (gpudash.measure.probe), the quick benchmark (gpudash.measure.bench), plugin checks
+(gpudash.plugin_manager), and the model-memory trace or GPU batch trials (gpudash.recommend.memory_task).
+`bench="none"` runs none of them: spec facts only, and the analytic memory formula.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from gpudash import __version__
+from gpudash.devices import Machine
+from gpudash.errors import GpudashError, UsageError
+from gpudash.fileio import atomic_write_text
+from gpudash.models import DeviceInfo
+from gpudash.recommend import Facts, Settings, choose_dtype, facts_for, recommend
+from gpudash.recommend.facts import BatchTrial, ModelMemory, check_as_dict
+from gpudash.recommend.model_spec import analytic_memory, describe, model_spec
+
+BENCH_MODES = ("none", "quick", "full")
+FORMATS = ("toml", "json")
+DEFAULT_OUTPUT = {"toml": "gpudash.toml", "json": "gpudash.json"}
+MEMORY_TIMEOUT_S = 120.0
+TRIAL_TIMEOUT_S = 600.0
+
+Status = Callable[[str], None]
+# What the AMP rules compare in a quick export: fp32 against the autocast candidates (never fp16 on a CPU).
+AMP_CANDIDATES = {True: ["fp32", "bf16"], False: ["fp32", "bf16", "fp16"]}
+
+
+@dataclass
+class Gathered:
+    """What the export learned beyond the settings (for the CLI's stderr and the TUI)."""
+
+    facts: Facts
+    settings: Settings
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def select_device(machine: Machine, selector: str | int | None) -> DeviceInfo:
+    """None: the first GPU, else the CPU. Otherwise as `gpudash probe --device`: a key ("nvidia:1", "cpu:0"),
+    "cpu", "cuda:N", or a bare index N (GPU N, or device N on a machine without GPUs)."""
+    devices = machine.devices
+    if not devices:
+        raise GpudashError("no devices found on this machine")
+    if selector is None or selector == "":
+        return next((d for d in devices if d.vendor != "cpu"), devices[0])
+    from gpudash.measure.probe import find_device
+
+    return find_device(machine, str(selector))
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def _host_cores(machine: Machine) -> int | None:
+    cpu = next((d for d in machine.devices if d.vendor == "cpu"), None)
+    return cpu.logical_cores if cpu is not None else None
+
+
+def _available_memory(machine: Machine, device: DeviceInfo) -> int | None:
+    """Free device memory right now (live machines only: a snapshot's samples are not this moment)."""
+    if machine.replayed:
+        return None
+    sample = machine.sample(device)
+    total = sample.memory_total_bytes or device.memory_total_bytes
+    if total and sample.memory_used_bytes is not None:
+        return max(0, total - sample.memory_used_bytes)
+    return None
+
+
+def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], bench: str) -> Facts:
+    return facts_for(
+        device, replayed=machine.replayed, source=machine.label, runtime=machine.runtime, config=config,
+        host_logical_cores=_host_cores(machine),
+        accelerators_on_host=sum(1 for d in machine.devices if d.vendor != "cpu"),
+        memory_available_bytes=_available_memory(machine, device), bench_mode=bench,
+        generated=time.strftime("%Y-%m-%dT%H:%M:%S%z"), gpudash_version=__version__,
+    )
+
+
+def _probe(machine, device, config, facts: Facts, status: Status) -> None:
+    try:
+        from gpudash.measure.probe import probe_machine
+    except ImportError:
+        facts.not_run["probe"] = "the probe module (gpudash.measure.probe) is not installed"
+        return
+    status(f"probing the precisions of {device.key}")
+    found = probe_machine(machine, devices=[device], timeout_s=config["probe"]["timeout_s"])
+    facts.probe = _matrix_for(found, device)
+    if facts.probe is None:
+        facts.not_run["probe"] = "the probe returned nothing for this device"
+
+
+def _bench(machine, device, config, facts: Facts, mode: str, status: Status) -> None:
+    try:
+        from gpudash.measure.bench import bench_machine
+    except ImportError:
+        facts.not_run["bench"] = "the benchmark module (gpudash.measure.bench) is not installed"
+        return
+    precisions = None if mode == "full" else AMP_CANDIDATES[device.vendor == "cpu"]
+    status(f"benchmarking {device.key} ({mode}{': ' + ', '.join(precisions) if precisions else ''})")
+    found = bench_machine(machine, devices=[device], precisions=precisions, mode=mode,
+                          case_budget_s=config["bench"]["case_budget_s"], timeout_s=config["bench"]["timeout_s"])
+    report = _matrix_for(found, device)
+    facts.bench = getattr(report, "matrix", report)
+    if facts.bench is None:
+        facts.not_run["bench"] = "the benchmark returned nothing for this device"
+
+
+def _matrix_for(found: Any, device: DeviceInfo):
+    return found.get(device.key) if isinstance(found, dict) else None
+
+
+def _checks(machine, device, plugin_dirs, facts: Facts, status: Status) -> None:
+    try:
+        from gpudash.plugin_manager import run_checks
+    except ImportError:
+        facts.not_run["checks"] = "the plugin manager (gpudash.plugin_manager) is not installed"
+        return
+    status("running plugin checks")
+    facts.checks = [check_as_dict(r) for r in run_checks(machine, plugin_dirs=plugin_dirs, devices=[device])]
+
+
+def _memory(machine, device, facts: Facts, status: Status) -> None:
+    """Trials on a live GPU torch can see; else a CPU trace of the model; the formula if the trace fails."""
+    from gpudash.measure.runner import Task, run_one
+
+    spec = model_spec(facts.config)
+    dtype = choose_dtype(facts).dtype
+    target = int(facts.config["export"]["target_effective_batch"])
+    if not machine.replayed and device.vendor != "cpu" and device.torch_index is not None:
+        status(f"finding the largest batch on {device.key} by trial steps")
+        res = run_one(Task("gpudash.recommend.memory_task:trial_batch",
+                           {"spec": spec, "dtype": dtype, "device_type": "cuda", "device_index": device.torch_index,
+                            "limit": target}, timeout_s=TRIAL_TIMEOUT_S, name="batch trials"))
+        if res.ok:
+            v = res.value
+            facts.batch_trial = BatchTrial(v["largest_ok"], v["first_oom"], tuple((n, ok) for n, ok in v["trials"]),
+                                           v["limit"], v["dtype"], describe(spec))
+            return
+        facts.not_run["batch trials"] = f"{res.status}: {res.error}; estimating instead"
+    status("tracing the model's memory on the CPU")
+    res = run_one(Task("gpudash.recommend.memory_task:trace_memory", {"spec": spec, "dtype": dtype},
+                       timeout_s=MEMORY_TIMEOUT_S, name="memory trace"))
+    if res.ok:
+        v = res.value
+        facts.model_memory = ModelMemory(describe(spec), v["param_count"], v["activation_bytes_per_sample"],
+                                         v["dtype"], "traced", "measured", v["fixed_bytes"])
+        return
+    _formula(facts, spec, dtype, f"the memory trace failed ({res.status}: {res.error})")
+
+
+def _formula(facts: Facts, spec: dict, dtype: str, why: str) -> None:
+    if spec["kind"] == "reference":
+        facts.model_memory = analytic_memory(spec, dtype)
+        facts.not_run["memory"] = f"{why}; activation memory from the analytic formula"
+    else:
+        facts.not_run["memory"] = f"{why}; a factory model cannot be sized without running it"
+
+
+def export_settings(machine: Machine, config: dict[str, Any], *, device: str | int | None = None,
+                    bench: str | None = None, plugin_dirs=(), status: Status = _quiet) -> Gathered:
+    """Gather the facts (running what `bench` allows) and recommend. Never writes anything."""
+    bench = bench or config["export"]["bench"]
+    if bench not in BENCH_MODES:
+        raise UsageError(f"--bench {bench}: expected one of {', '.join(BENCH_MODES)}")
+    dev = select_device(machine, device)
+    facts = base_facts(machine, dev, config, bench)
+    timings: dict[str, float] = {}
+
+    def step(name: str, fn, *args) -> None:
+        start = time.perf_counter()
+        fn(*args)
+        timings[name] = round(time.perf_counter() - start, 2)
+
+    if bench == "none":
+        facts.not_run.setdefault("probe", "--bench none: spec facts only")
+        facts.not_run.setdefault("bench", "--bench none: spec facts only")
+        facts.not_run.setdefault("checks", "--bench none: spec facts only")
+        _formula(facts, model_spec(config), choose_dtype(facts).dtype, "--bench none runs no model")
+    else:
+        if machine.replayed:
+            facts.not_run["probe"] = facts.not_run["bench"] = "not run: replayed"
+        else:
+            step("probe", _probe, machine, dev, config, facts, status)
+            step("bench", _bench, machine, dev, config, facts, bench, status)
+        step("checks", _checks, machine, dev, plugin_dirs, facts, status)
+        step("memory", _memory, machine, dev, facts, status)
+    return Gathered(facts, recommend(facts), timings)
+
+
+# Rendering and writing ---------------------------------------------------------------------------
+
+
+def comments(settings: Settings) -> dict[str, str]:
+    return {dotted: f"{s.provenance}: {s.reason}" for dotted, s in settings.items() if s.value is not None}
+
+
+def render(settings: Settings, fmt: str = "toml") -> str:
+    tree = settings.to_tree()
+    if fmt == "json":
+        return json.dumps(tree, indent=2) + "\n"
+    if fmt != "toml":
+        raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
+    from gpudash.export_toml import render as render_toml
+
+    head = settings.header
+    where = "replayed: values are spec, not verified" if head.get("replayed") else "live"
+    preamble = [
+        f"gpudash export: training settings for {head.get('device')} ({head.get('device_key')}, {where}).",
+        "Each value has its provenance and reason beside it; [reasons] and [provenance] repeat them for programs.",
+        "Load it with gpudash.apply.load(path); see docs/export.md.",
+    ]
+    return render_toml(tree, comments(settings), preamble)
+
+
+def describe_existing(path: str | Path) -> str | None:
+    """What an existing export at `path` was (device, time), for the "replaced" message."""
+    from gpudash.apply import read_tree
+
+    try:
+        head = read_tree(path).get("gpudash") or {}
+    except Exception:
+        return None
+    if not isinstance(head, dict) or not head.get("device"):
+        return None
+    return f"{head.get('device')}, generated {head.get('generated', '?')}"
+
+
+def write_export(settings: Settings, output: str, fmt: str = "toml") -> str:
+    """Write atomically (stdout for "-"); returns the one-line message for stderr ("" for stdout)."""
+    text = render(settings, fmt)
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return ""
+    previous = describe_existing(output) if Path(output).is_file() else None
+    replaced = atomic_write_text(output, text)
+    if replaced:
+        return f"replaced {output}" + (f" (was: {previous})" if previous else " (it was not a gpudash export)")
+    return f"wrote {output}"

@@ -1,0 +1,162 @@
+"""AMP rules: the autocast dtype, loss scaling, TF32, and the matching Lightning / accelerate / HF values.
+
+GPU: bf16 where it is native, not found broken and not flagged; else fp16 with dynamic loss scaling where
+fp16 has matrix units (tensor cores from Volta, MFMA on CDNA, WMMA on RDNA3+); else fp32. Consumer Pascal
+runs fp16 at 1/64 of fp32 and RDNA1/RDNA2 have no matrix units, so mixed precision does not pay there;
+on RDNA1 the enhancement seed also found it unstable. A benchmark can overrule "does not pay": packed fp16
+measured at >= 1.5x fp32 switches a part without matrix units to fp16.
+CPU: bf16 only where it is native AND measured faster than fp32 here. Without a measurement (--bench none,
+a replayed machine) the CPU stays fp32 and the reason says how to measure; fp16 is never used on a CPU
+(accelerate refuses it there and Lightning swaps "16-mixed" for bf16).
+Formats: reference/precision.md §5 (Lightning precision strings, accelerate PrecisionType, HF flags).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The framework spellings are gpudash.amp's (the runtime AmpConfig), so both always agree.
+from gpudash.amp import ACCELERATE_MIXED_PRECISION as ACCELERATE
+from gpudash.amp import LIGHTNING_PRECISION as LIGHTNING
+from gpudash.knowledge.nvidia import parse_cc
+from gpudash.models import MEASURED, SPEC
+from gpudash.recommend.evidence import Verdict, arch_notes_about, describe_check, judge, not_verified
+from gpudash.recommend.facts import Facts
+from gpudash.recommend.settings import Setting
+
+BF16, FP16, FP32 = "bfloat16", "float16", "float32"
+SHORT = {BF16: "bf16", FP16: "fp16", FP32: "fp32"}
+
+MIN_CPU_SPEEDUP = 1.1  # "measured faster": at least 10 % over fp32, beyond timing noise
+MIN_PACKED_FP16_SPEEDUP = 1.5  # packed fp16 without matrix units must clearly pay for autocast's casts
+
+# Families where the enhancement seed (RX 5600 XT, ROCm 6.2) found mixed precision unstable.
+AMP_UNSTABLE = {"RDNA1": "the RX 5600 XT enhancement seed found mixed precision unstable on RDNA1"}
+
+
+@dataclass(frozen=True)
+class AmpChoice:
+    dtype: str
+    reason: str
+    provenance: str
+
+
+def matrix_units(facts: Facts) -> str | None:
+    """The fp16 matrix units of the device, or None where fp16 runs on vector units only."""
+    vendor, family = facts.device.vendor, facts.arch.family
+    if vendor == "nvidia":
+        cc = parse_cc(facts.device.compute_capability)
+        return "tensor cores" if cc is not None and cc >= (7, 0) else None
+    if vendor == "amd":
+        if family.startswith("CDNA"):
+            return "MFMA matrix cores"
+        if family in ("RDNA3", "RDNA3.5", "RDNA4"):
+            return "WMMA matrix instructions"
+    return None
+
+
+def choose_dtype(facts: Facts) -> AmpChoice:
+    if facts.is_cpu:
+        return _cpu_dtype(facts)
+    if facts.device.vendor not in ("nvidia", "amd") or facts.arch.family == "unknown":
+        return AmpChoice(FP32, f"{facts.arch.family} device: no precision facts to justify mixed precision", SPEC)
+    bf16 = judge(facts, "bf16")
+    if bf16.ok:
+        notes = arch_notes_about(facts, "bf16") if bf16.provenance == SPEC else []
+        notes += [describe_check(c) for c in facts.checks_flagging("bf16", ("warn",))]
+        extra = f"; note: {'; '.join(notes)}" if notes else ""
+        return AmpChoice(BF16, f"{bf16.reason}: bfloat16 autocast, no loss scaling{extra}", bf16.provenance)
+    family = facts.arch.family
+    if family in AMP_UNSTABLE:
+        return AmpChoice(FP32, f"{bf16.reason}; no matrix cores and {AMP_UNSTABLE[family]}: full fp32", SPEC)
+    return _fp16_or_fp32(facts, bf16)
+
+
+def _fp16_or_fp32(facts: Facts, bf16: Verdict) -> AmpChoice:
+    fp16 = judge(facts, "fp16")
+    if not fp16.ok:
+        prov = MEASURED if MEASURED in (bf16.provenance, fp16.provenance) else SPEC
+        return AmpChoice(FP32, f"{bf16.reason}; {fp16.reason}: full fp32", prov)
+    units = matrix_units(facts)
+    if units:  # measured if a measurement ruled bf16 out or verified fp16
+        prov = MEASURED if MEASURED in (bf16.provenance, fp16.provenance) else SPEC
+        return AmpChoice(FP16, f"{bf16.reason}; fp16 runs on {units} ({_verified_word(facts, fp16)}): "
+                               "float16 autocast with dynamic loss scaling", prov)
+    speed = facts.speedup("fp16")
+    if speed is not None and speed >= MIN_PACKED_FP16_SPEEDUP:
+        return AmpChoice(FP16, f"{bf16.reason}; no fp16 matrix units, but fp16 measured {speed:.1f}x fp32 here: "
+                               "float16 autocast with dynamic loss scaling", MEASURED)
+    slow = arch_notes_about(facts, "fp16")
+    why = slow[0] if slow else "fp16 has no matrix units here (packed vector math at best)"
+    measured = f", measured {speed:.2f}x fp32" if speed is not None else ""
+    return AmpChoice(FP32, f"{bf16.reason}; {why}{measured}: mixed precision does not pay, full fp32",
+                     MEASURED if speed is not None else SPEC)
+
+
+def _verified_word(facts: Facts, verdict: Verdict) -> str:
+    return "verified by the probe" if verdict.provenance == MEASURED else not_verified(facts)
+
+
+def _cpu_dtype(facts: Facts) -> AmpChoice:
+    bf16 = judge(facts, "bf16")
+    if not bf16.ok:
+        return AmpChoice(FP32, f"{bf16.reason}: full fp32 on this CPU", bf16.provenance)
+    speed = facts.speedup("bf16")
+    if speed is None:
+        why = "replayed" if facts.replayed else (facts.not_run.get("bench") or "no benchmark ran")
+        return AmpChoice(FP32, f"bf16 is native on {facts.arch.family} but its speed was not measured ({why}); "
+                               "on a CPU bf16 is chosen only when measured faster than fp32 "
+                               "(run `gpudash export --bench quick`): full fp32", SPEC)
+    if speed < MIN_CPU_SPEEDUP:
+        return AmpChoice(FP32, f"bf16 native but measured only {speed:.2f}x fp32 here: full fp32", MEASURED)
+    return AmpChoice(BF16, f"bf16 native on {facts.arch.family} and measured {speed:.1f}x fp32 here: "
+                           "bfloat16 autocast on the CPU, no loss scaling", MEASURED)
+
+
+def tf32_setting(facts: Facts) -> Setting:
+    family = facts.arch.family
+    if facts.is_cpu:
+        return Setting(False, "TF32 is a GPU matrix-unit mode; it does nothing on a CPU", SPEC)
+    verdict = judge(facts, "tf32")
+    if not verdict.ok:
+        return Setting(False, f"{verdict.reason}: keep fp32 matmuls in full precision", verdict.provenance)
+    caveat = ""
+    if facts.device.vendor == "amd":
+        caveat = ("; ROCm TF32 (xf32) is opt-in, older ROCm torch also needs HIPBLASLT_ALLOW_TF32=1, and its "
+                  "accuracy differs from NVIDIA TF32 (PyTorch numerical-accuracy notes)")
+    return Setting(True, f"{verdict.reason}: fp32 matmuls outside autocast use TF32 on {family}{caveat}",
+                   verdict.provenance)
+
+
+def amp_settings(facts: Facts, choice: AmpChoice) -> tuple[dict[str, Setting], dict[str, Setting]]:
+    """The [amp] and [amp.hf_trainer] tables for the chosen dtype."""
+    dtype, prov = choice.dtype, choice.provenance
+    tf32 = tf32_setting(facts)
+    short = SHORT[dtype]
+    amp = {
+        "dtype": Setting(dtype, choice.reason, prov),
+        "loss_scaling": Setting(
+            "dynamic" if dtype == FP16 else "none",
+            "float16 underflows small gradients: torch.amp.GradScaler scales the loss dynamically"
+            if dtype == FP16 else f"{short}: no loss scaling (bf16 has fp32's exponent range)"
+            if dtype == BF16 else "fp32: no loss scaling", prov),
+        "autocast": Setting(dtype != FP32, "torch.autocast around the forward pass" if dtype != FP32
+                            else "no autocast: the model runs in fp32", prov),
+        "lightning_precision": Setting(LIGHTNING[dtype], f"Lightning Trainer(precision=...) for {short}", prov),
+        "accelerate_mixed_precision": Setting(ACCELERATE[dtype], f"accelerate Accelerator(mixed_precision=...) "
+                                                                 f"for {short}", prov),
+        "tf32": tf32,
+        "float32_matmul_precision": Setting(
+            "high" if tf32.value else "highest",
+            "torch.set_float32_matmul_precision: 'high' allows TF32" if tf32.value
+            else "torch.set_float32_matmul_precision: 'highest' keeps fp32 matmuls in fp32", tf32.provenance),
+    }
+    hf = {
+        "bf16": Setting(dtype == BF16, f"HF TrainingArguments(bf16=...) for {short}", prov),
+        "fp16": Setting(dtype == FP16, f"HF TrainingArguments(fp16=...) for {short}", prov),
+        "tf32": Setting(bool(tf32.value), "HF TrainingArguments(tf32=...): " + tf32.reason, tf32.provenance),
+    }
+    return amp, hf
+
+
+__all__ = ["AmpChoice", "amp_settings", "choose_dtype", "matrix_units", "not_verified", "BF16", "FP16", "FP32"]

@@ -1,0 +1,111 @@
+"""fp8: is it there, which torch dtype flavour, was it verified, and what TransformerEngine or torchao need.
+
+fp8 training is never switched on by the export: it needs a recipe and a per-model accuracy check. The
+[fp8] table says whether the hardware and software could do it and how to opt in.
+Sources: reference/precision.md §2.4 (_scaled_mm), §2.6 (TransformerEngine gates: cc >= 9.0, or 8.9 with
+CUDA >= 12.1 and cuBLASLt >= 12.1.3; default recipes; the ROCm fork needs gfx94x/gfx95x), §3.1 (FNUZ on
+gfx942, OCP elsewhere), §5.2 (accelerate fp8_config).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpudash.knowledge.amd import parse_gfx
+from gpudash.knowledge.nvidia import parse_cc
+from gpudash.models import MEASURED, SPEC
+from gpudash.recommend.evidence import not_verified
+from gpudash.recommend.facts import Facts
+from gpudash.recommend.settings import Setting
+
+
+def _version(text: str | None) -> tuple[int, int] | None:
+    m = re.match(r"\s*(\d+)\.(\d+)", text or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def transformer_engine(facts: Facts) -> tuple[bool, str]:
+    """(usable, what it needs here)."""
+    vendor = facts.device.vendor
+    if vendor == "nvidia":
+        cc = parse_cc(facts.device.compute_capability)
+        if cc is None:
+            return False, "unknown compute capability; TransformerEngine fp8 needs cc >= 8.9"
+        label = f"cc {cc[0]}.{cc[1]}"
+        if cc >= (12, 0):
+            return True, f"supported on {label}; default recipe Float8CurrentScaling (MXFP8 not on 12.x yet)"
+        if cc >= (10, 0):
+            return True, f"supported on {label}; default recipe MXFP8BlockScaling"
+        if cc >= (9, 0):
+            return True, f"supported on {label}; default recipe DelayedScaling (not under torch.compile)"
+        if cc == (8, 9):
+            cuda = _version(facts.runtime.cuda)
+            if cuda is not None and cuda < (12, 1):
+                return False, f"Ada needs CUDA >= 12.1 and cuBLASLt >= 12.1.3; this runtime has CUDA {facts.runtime.cuda}"
+            have = f"CUDA {facts.runtime.cuda}" if facts.runtime.cuda else "CUDA version unknown"
+            return True, f"supported on Ada with CUDA >= 12.1 and cuBLASLt >= 12.1.3 ({have})"
+        return False, f"not supported on {label}: TransformerEngine fp8 needs compute capability 8.9 or newer"
+    if vendor == "amd":
+        gfx = parse_gfx(facts.device.gfx_target) or "?"
+        if gfx.startswith(("gfx94", "gfx95")):
+            return True, f"ROCm TransformerEngine fork supports {gfx} (it requires gfx94x or gfx95x)"
+        return False, f"not supported on {gfx}: the ROCm TransformerEngine fork requires gfx94x or gfx95x"
+    return False, "not supported: TransformerEngine fp8 needs an NVIDIA GPU (cc >= 8.9) or AMD gfx94x/gfx95x"
+
+
+def torchao(facts: Facts, native: bool) -> tuple[bool, str]:
+    if native:
+        return True, ("torchao.float8.convert_to_float8_training runs on torch._scaled_mm here; "
+                      "compile the model (torch.compile) for a speedup")
+    if facts.is_cpu:
+        return False, "not useful: torch._scaled_mm on a CPU is a slow reference kernel"
+    return False, ("not usable: torchao float8 training needs torch._scaled_mm hardware "
+                   "(NVIDIA cc >= 8.9, AMD MI300+/RDNA4)")
+
+
+def _status(facts: Facts) -> tuple[bool, str, str]:
+    """(verified, status text, provenance) from the probe's fp8_e4m3 result."""
+    result = facts.probe_result("fp8_e4m3")
+    if result is None or result.verified is None:
+        return False, not_verified(facts), SPEC
+    if result.verified is False:
+        return False, f"failed: {result.failure_reason or result.verdict or 'wrong results'}", MEASURED
+    if result.verdict == "slow_reference":
+        return True, "verified, but through a slow reference path", MEASURED
+    return True, "verified by the probe", MEASURED
+
+
+def fp8_settings(facts: Facts) -> dict[str, Setting]:
+    arch = facts.arch
+    native = arch.is_native("fp8_e4m3")
+    level = arch.precisions.get("fp8_e4m3", "absent")
+    verified, status, prov = _status(facts)
+    te_ok, te_why = transformer_engine(facts)
+    ao_ok, ao_why = torchao(facts, native)
+    out = {
+        "available": Setting(native, f"fp8 is {level} on {arch.family} by the spec tables"
+                             + ("" if native or level == "absent" else " (runs, but not on fp8 hardware)"), SPEC),
+        "verified": Setting(verified, status, prov),
+        "enabled": Setting(False, "fp8 training is opt-in: it needs a scaling recipe and an accuracy check "
+                                  "per model; the AMP dtype above is the safe default", SPEC),
+        "transformer_engine": Setting(te_ok, te_why, SPEC),
+        "torchao": Setting(ao_ok, ao_why, SPEC),
+    }
+    if arch.fp8_dtype:
+        flavour = "fnuz" if "fnuz" in arch.fp8_dtype else "ocp"
+        out["torch_dtype"] = Setting(arch.fp8_dtype, "torch dtype for e4m3 here (forward pass)", SPEC)
+        if arch.fp8_e5m2_dtype:
+            out["torch_dtype_e5m2"] = Setting(arch.fp8_e5m2_dtype, "torch dtype for e5m2 here (gradients)", SPEC)
+        out["flavour"] = Setting(flavour, "FNUZ variants (no negative zero, max 240 for e4m3) on gfx942"
+                                 if flavour == "fnuz" else "OCP variants (float8_e4m3fn, max 448)", SPEC)
+    if native and (te_ok or ao_ok):
+        backend = "TE" if te_ok else "AO"
+        out["accelerate_backend"] = Setting(backend, "accelerate mixed_precision='fp8' with fp8_config.backend="
+                                                     f"{backend} to opt in", SPEC)
+        out["accelerate_fp8_format"] = Setting("HYBRID", "e4m3 forward, e5m2 gradients (accelerate fp8_config)",
+                                               SPEC)
+        if te_ok:
+            out["lightning_precision"] = Setting("transformer-engine",
+                                                 "Lightning precision string to opt in to fp8 via TransformerEngine",
+                                                 SPEC)
+    return out
