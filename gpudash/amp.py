@@ -7,11 +7,10 @@
         loss = model(batch)
     trainer = lightning.Trainer(precision=amp.lightning_precision)
 
-Decisions use, in order of trust: gpudash's verified probe results for this machine (remembered by
-`gpudash probe` or the TUI), the benchmark's measured speed (CPU), then PyTorch's own answer checked against
-the architecture tables (PyTorch on ROCm claims bf16 on every AMD part). Every decision carries its reasons.
-CPU rule: bf16 only where the CPU has it natively (AVX512-BF16 / AMX-BF16) and, if a benchmark was
-remembered, it measured bf16 faster than fp32; fp16 is never picked automatically on a CPU.
+Decisions are the recommender's (gpudash.recommend.amp), the same rules `gpudash export` follows, fed
+with what gpudash remembers for this machine: verified probe results (`gpudash probe` or the TUI) and the
+measured speed of each precision (`gpudash bench`). CPU rule: bf16 only where the CPU has it natively and a
+benchmark measured it faster than fp32; fp16 is never picked automatically on a CPU.
 torch is imported inside the functions, so importing this module is free.
 """
 
@@ -63,7 +62,6 @@ def resolve_device(device: Any = None) -> str:
 class Evidence:
     torch_device: str
     device: Any  # gpudash.models.DeviceInfo
-    arch: Any  # gpudash.knowledge.ArchInfo
     probe: Any = None  # PrecisionCapabilityMatrix remembered for this device, or None
     bench_speedup: dict[str, float] = field(default_factory=dict)  # remembered benchmark, precision -> x fp32
     notes: list[str] = field(default_factory=list)
@@ -76,19 +74,8 @@ class Evidence:
     def is_cpu(self) -> bool:
         return self.device.vendor == "cpu"
 
-    def spec(self, precision: str) -> str:
-        return self.arch.precisions.get(precision, "absent")
-
     def result(self, precision: str):
         return self.probe.results.get(precision) if self.probe is not None else None
-
-    def torch_claim(self, precision: str) -> tuple[bool | None, str]:
-        from gpudash.measure.probe_tasks.claims import claim
-
-        try:
-            return claim(precision, self.torch_device)
-        except Exception as exc:  # a broken query is not an answer
-            return None, f"torch query failed: {exc}"
 
 
 def _live_machine(notes: list[str]):
@@ -155,13 +142,11 @@ def _bench_speedups(machine, device) -> dict[str, float]:
 
 def gather(device: Any = None, use_verified: bool = True) -> Evidence:
     """Everything gpudash.amp decides from, for one device."""
-    from gpudash.knowledge import arch_for
-
     torch_device = resolve_device(device)
     notes: list[str] = []
     machine = _live_machine(notes) if use_verified else None
     info = _device_info(machine, torch_device)
-    evidence = Evidence(torch_device, info, arch_for(info), notes=notes)
+    evidence = Evidence(torch_device, info, notes=notes)
     if machine is not None:
         from gpudash.measure.probe import remembered
 
@@ -174,65 +159,42 @@ def gather(device: Any = None, use_verified: bool = True) -> Evidence:
 
 # Decisions ------------------------------------------------------------------------------------------
 
-def _probe_finding(ev: Evidence, precision: str) -> tuple[bool | None, str | None]:
-    """(False, why) when the remembered probe failed the precision or found only a slow path;
-    (True, how) when it verified it; (None, None) without a usable result."""
-    result = ev.result(precision)
-    if result is None or result.verdict in (None, "not_run"):
-        return None, None
-    when = f"at {ev.probe.measured_at}" if ev.probe.measured_at else ""
-    if result.verdict == "failed":
-        return False, f"{precision} failed gpudash's probe on {ev.label} {when}: {result.failure_reason}"
-    if result.verdict == "slow_reference":
-        note = (result.details or {}).get("note") or "runs only as a slow reference path"
-        return False, f"{precision} on {ev.label} {note}"
-    error = f" (max rel error {result.max_rel_error:.2g})" if result.max_rel_error is not None else ""
-    return True, f"{precision} verified on {ev.label} by gpudash probe {when}{error}"
+def _facts(ev: Evidence):
+    """The recommender's input for this device: what was remembered, and why the rest is missing."""
+    from gpudash.measure.schema import PrecisionCapabilityMatrix
+    from gpudash.recommend import facts_for
+
+    bench = None
+    if ev.bench_speedup:
+        bench = PrecisionCapabilityMatrix(hardware_name=ev.device.name, device=ev.device.key,
+                                          speedup_vs_fp32=dict(ev.bench_speedup))
+    not_run = {}
+    if ev.probe is None:
+        not_run["probe"] = "no remembered probe (run `gpudash probe`)"
+    if bench is None:
+        not_run["bench"] = "no remembered benchmark (run `gpudash bench`)"
+    return facts_for(ev.device, probe=ev.probe, bench=bench, not_run=not_run)
 
 
-def _bf16(ev: Evidence) -> tuple[bool, str]:
-    verified, finding = _probe_finding(ev, "bf16")
-    if verified is False:
-        return False, finding
-    spec = ev.spec("bf16")
-    claim, basis = ev.torch_claim("bf16")
-    if ev.is_cpu:
-        if spec != "native":
-            return False, (f"bf16 is {spec} on {ev.label} (no AVX512-BF16 or AMX-BF16): on a CPU that is "
-                           "slower than fp32")
-        if claim is False:
-            return False, f"torch's oneDNN reports no bf16 on {ev.label} ({basis})"
-        speed = ev.bench_speedup.get("bf16")
-        if speed is not None and speed <= 1.0:
-            return False, f"bf16 measured {speed:.2f}x the fp32 speed on {ev.label} by gpudash bench: not faster"
-    else:
-        if claim is False:
-            return False, f"{basis} is False on {ev.label}"
-        if spec != "native":
-            return False, (f"torch claims bf16 on {ev.label}, but the architecture tables say {spec} on "
-                           f"{ev.arch.family} (ROCm claims bf16 on every AMD part)")
-    if verified:
-        return True, finding
-    return True, (f"bf16 native on {ev.label} ({ev.arch.family}) and torch agrees; not verified by a probe yet "
-                  "(run `gpudash probe`)")
+def _choice(ev: Evidence):
+    from gpudash.recommend.amp import choose_dtype
+
+    return choose_dtype(_facts(ev))
 
 
-def _fp16(ev: Evidence) -> tuple[bool, str]:
-    verified, finding = _probe_finding(ev, "fp16")
-    if verified is False:
-        return False, finding
-    if ev.is_cpu:
-        return False, ("fp16 mixed precision is not used on a CPU: Lightning turns 16-mixed into bf16-mixed there "
-                       "and accelerate refuses fp16 on CPU")
-    spec = ev.spec("fp16")
-    if spec != "native":
-        return False, f"fp16 is {spec} on {ev.label} ({ev.arch.family})"
-    return True, finding if verified else f"fp16 native on {ev.label} ({ev.arch.family}); not verified by a probe yet"
+def _allowed(ev: Evidence, precision: str) -> tuple[bool, str]:
+    """Whether forcing `precision` is safe: native, and not found broken by a probe or a check."""
+    from gpudash.recommend.evidence import judge
+
+    verdict = judge(_facts(ev), precision)
+    return verdict.ok, f"{ev.label}: {verdict.reason}"
 
 
 def detect_bf16_support(device: Any = None, use_verified: bool = True) -> tuple[bool, str]:
     """(bf16 is the right mixed-precision dtype here, why)."""
-    return _bf16(gather(device, use_verified))
+    ev = gather(device, use_verified)
+    choice = _choice(ev)
+    return choice.dtype == "bfloat16", f"{ev.label}: {choice.reason}"
 
 
 def get_optimal_dtype(device: Any = None, use_verified: bool = True):
@@ -279,24 +241,15 @@ class AmpConfig:
     def auto(cls, device: Any = None, use_verified: bool = True) -> "AmpConfig":
         """bf16 where it is right, else fp16 with dynamic loss scaling (GPUs), else fp32."""
         ev = gather(device, use_verified)
-        reasons = list(ev.notes)
-        ok, why = _bf16(ev)
-        reasons.append(why)
-        if ok:
-            return cls.for_dtype("bfloat16", ev.torch_device, reasons, _verified(ev, "bf16"))
-        ok, why = _fp16(ev)
-        reasons.append(why)
-        if ok:
-            reasons.append("float16 needs dynamic loss scaling (GradScaler)")
-            return cls.for_dtype("float16", ev.torch_device, reasons, _verified(ev, "fp16"))
-        reasons.append("float32 without autocast")
-        return cls.for_dtype("float32", ev.torch_device, reasons)
+        choice = _choice(ev)
+        reasons = [*ev.notes, f"{ev.label}: {choice.reason}"]
+        return cls.for_dtype(choice.dtype, ev.torch_device, reasons, _verified(ev, PRECISION_OF.get(choice.dtype)))
 
     @classmethod
     def force_bf16(cls, device: Any = None, use_verified: bool = True) -> "AmpConfig":
         """bf16 or a PrecisionUnavailableError naming the device and the reason."""
         ev = gather(device, use_verified)
-        ok, why = _bf16(ev)
+        ok, why = _allowed(ev, "bf16")
         if not ok:
             raise PrecisionUnavailableError(f"cannot force bf16 on {ev.torch_device}: {why}")
         return cls.for_dtype("bfloat16", ev.torch_device, [*ev.notes, why, "bf16 forced"], _verified(ev, "bf16"))
@@ -305,13 +258,14 @@ class AmpConfig:
     def force_fp16(cls, device: Any = None, use_verified: bool = True) -> "AmpConfig":
         """fp16 with dynamic loss scaling; refused only where gpudash's probe found fp16 wrong here."""
         ev = gather(device, use_verified)
-        verified, finding = _probe_finding(ev, "fp16")
         result = ev.result("fp16")
-        if verified is False and result is not None and result.verdict == "failed":
-            raise PrecisionUnavailableError(f"cannot force fp16 on {ev.torch_device}: {finding}")
+        if result is not None and result.verdict == "failed":
+            raise PrecisionUnavailableError(
+                f"cannot force fp16 on {ev.torch_device}: {ev.label}: the probe found fp16 broken here "
+                f"({result.failure_reason})")
         reasons = [*ev.notes, "fp16 forced", "float16 needs dynamic loss scaling (GradScaler)"]
-        if finding:
-            reasons.append(finding)
+        if result is not None and result.verdict == "slow_reference":
+            reasons.append(f"{ev.label}: fp16 {(result.details or {}).get('note') or 'runs only as a slow reference path'}")
         if ev.is_cpu:
             reasons.append("on a CPU Lightning turns 16-mixed into bf16-mixed and accelerate refuses fp16")
         return cls.for_dtype("float16", ev.torch_device, reasons, _verified(ev, "fp16"))
@@ -327,8 +281,8 @@ class AmpConfig:
         return _torch().amp.GradScaler(self.device.split(":")[0], enabled=self.loss_scaling == "dynamic")
 
 
-def _verified(ev: Evidence, precision: str) -> bool | None:
-    result = ev.result(precision)
+def _verified(ev: Evidence, precision: str | None) -> bool | None:
+    result = ev.result(precision) if precision else None
     return None if result is None or result.verified is None else result.verdict == "verified"
 
 

@@ -39,32 +39,40 @@ def _remember(machine, cpu, **verdicts):
     probe.remember(machine, {cpu.key: matrix})
 
 
-def test_auto_on_this_cpu_follows_its_features(live):
+def test_auto_on_this_cpu_without_measurements_stays_fp32(live):
+    # The same rule as `gpudash export`: a CPU gets bf16 only once bf16 was measured faster than fp32.
     _, cpu = live
     config = amp.AmpConfig.auto("cpu")
-    if _native_bf16(cpu):
-        assert config.dtype is torch.bfloat16 and config.enabled
-        assert (config.loss_scaling, config.lightning_precision, config.accelerate_mixed_precision) == \
-            ("none", "bf16-mixed", "bf16")
-        assert "not verified by a probe yet" in config.reasons[-1]
-    else:
-        assert config.dtype is torch.float32 and not config.enabled
-        assert config.lightning_precision == "32-true" and "no AVX512-BF16" in " ".join(config.reasons)
+    assert config.dtype is torch.float32 and not config.enabled
+    assert config.lightning_precision == "32-true" and config.accelerate_mixed_precision == "no"
+    reasons = " ".join(config.reasons)
+    assert ("not measured" in reasons) if _native_bf16(cpu) else ("bf16 is emulated" in reasons)
     assert config.verified is None  # nothing remembered
-    assert amp.get_optimal_dtype("cpu") is config.dtype
+    assert amp.get_optimal_dtype("cpu") is torch.float32
     ok, reason = amp.detect_bf16_support("cpu")
-    assert ok is (config.dtype is torch.bfloat16) and cpu.key in reason
+    assert not ok and cpu.key in reason
 
 
-def test_verified_results_are_used_and_named(live):
+def _bench(machine, cpu, speedup):
+    """A benchmark run as `gpudash bench` keeps it (the bench JSON contract)."""
+    store.append_history("bench", machine, {"version": 1, "devices": [
+        {"key": cpu.key, "index": cpu.index, "name": cpu.name, "speedup_vs_fp32": {"bf16": speedup}}]})
+
+
+def test_verified_and_measured_results_are_used_and_named(live):
     machine, cpu = live
+    if not _native_bf16(cpu):
+        pytest.skip("this CPU has no native bf16")
     _remember(machine, cpu, bf16=("verified", None))
+    _bench(machine, cpu, 2.1)
     ok, reason = amp.detect_bf16_support("cpu")
-    if _native_bf16(cpu):
-        assert ok and "verified on cpu:0" in reason and "2026-01-02T03:04:05" in reason
-        assert amp.AmpConfig.auto("cpu").verified is True
-    ok_unverified, reason = amp.detect_bf16_support("cpu", use_verified=False)
-    assert "not verified" in reason or not ok_unverified
+    assert ok and "cpu:0" in reason and "measured 2.1x fp32" in reason
+    config = amp.AmpConfig.auto("cpu")
+    assert config.dtype is torch.bfloat16 and config.verified is True
+    assert (config.loss_scaling, config.lightning_precision, config.accelerate_mixed_precision) == \
+        ("none", "bf16-mixed", "bf16")
+    ok_unverified, _ = amp.detect_bf16_support("cpu", use_verified=False)
+    assert not ok_unverified  # nothing remembered is used: no measurement, so fp32
 
 
 def test_force_bf16_on_a_device_that_fails_bf16_raises(live):
@@ -76,12 +84,23 @@ def test_force_bf16_on_a_device_that_fails_bf16_raises(live):
     assert isinstance(caught.value, GpudashError)
     assert message.startswith("cannot force bf16 on cpu:") and "cpu:0" in message and "became 0" in message
     config = amp.AmpConfig.auto("cpu")
-    assert config.dtype is torch.float32 and any("failed gpudash's probe" in r for r in config.reasons)
+    assert config.dtype is torch.float32 and any("found bf16 broken" in r for r in config.reasons)
+
+
+def test_force_bf16_allowed_where_native_even_unmeasured(live):
+    _, cpu = live
+    if not _native_bf16(cpu):
+        with pytest.raises(amp.PrecisionUnavailableError, match="emulated"):
+            amp.AmpConfig.force_bf16("cpu")
+        return
+    config = amp.AmpConfig.force_bf16("cpu")
+    assert config.dtype is torch.bfloat16 and "bf16 forced" in config.reasons
 
 
 def test_slow_reference_bf16_is_not_chosen(live):
     machine, cpu = live
     _remember(machine, cpu, bf16=("slow_reference", "runs only as a slow reference path: 2% of fp32"))
+    _bench(machine, cpu, 2.0)  # even measured fast, a slow-reference verdict rules bf16 out
     ok, reason = amp.detect_bf16_support("cpu")
     assert not ok and "slow reference path" in reason
 
@@ -90,13 +109,9 @@ def test_cpu_bf16_needs_a_benchmark_that_measured_it_faster(live):
     machine, cpu = live
     if not _native_bf16(cpu):
         pytest.skip("this CPU has no native bf16; the benchmark rule never gets a say")
-    def run(speedup):  # a benchmark run as `gpudash bench` keeps it (the bench JSON contract)
-        store.append_history("bench", machine, {"version": 1, "devices": [
-            {"key": cpu.key, "index": cpu.index, "name": cpu.name, "speedup_vs_fp32": {"bf16": speedup}}]})
-
-    run(2.1)
+    _bench(machine, cpu, 2.1)
     assert amp.detect_bf16_support("cpu")[0]
-    run(0.8)  # the newest run decides
+    _bench(machine, cpu, 0.8)  # the newest run decides
     ok, reason = amp.detect_bf16_support("cpu")
     assert not ok and "0.80x the fp32 speed" in reason
     assert amp.AmpConfig.auto("cpu").dtype is torch.float32

@@ -115,3 +115,25 @@ def test_cpuinfo_features():
                                           "avx512_f", "avx512_fp16", "fma3"]
     arm = parse_cpuinfo("processor : 0\nFeatures : fp asimd asimddp bf16 i8mm\n")
     assert features_from_cpuinfo(arm) == ["asimddp", "bf16", "i8mm"]
+
+
+def test_versions_without_importing_torch_when_no_gpu_node(no_vendor_libs, monkeypatch):
+    import subprocess
+
+    # In a fresh interpreter: on this GPU-less Linux box torch's versions come from its files.
+    code = ("import sys; from gpudash.devices import discover; m = discover(); "
+            "print(m.runtime.torch, 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    import torch
+
+    assert out == [torch.__version__, "False"]
+
+
+def test_gpu_node_makes_discovery_ask_torch(no_vendor_libs, monkeypatch):
+    import gpudash.devices as devices
+
+    monkeypatch.setattr(devices, "torch_could_see_gpus", lambda: True)
+    asked = []
+    monkeypatch.setattr("gpudash.devices.torch_view.load_torch", lambda: asked.append(1) or fake_torch([H100_PROPS]))
+    machine = discover()
+    assert asked and machine.devices[0].name == "NVIDIA H100 80GB HBM3"

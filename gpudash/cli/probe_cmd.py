@@ -53,7 +53,7 @@ def run(ctx) -> int:
     unknown = [p for p in ctx.args.precision or () if p not in PRECISIONS]
     if unknown:
         raise UsageError(f"--precision {unknown[0]!r}: expected one of {', '.join(PRECISIONS)}")
-    machine = ctx.machine(include_torch=_torch_may_see_gpus())
+    machine = ctx.machine()
     devices = [probe.find_device(machine, d) for d in ctx.args.device] if ctx.args.device else None
     if not machine.replayed:
         print(f"gpudash: probing {len(devices or machine.devices)} device(s) in a child process "
@@ -69,18 +69,6 @@ def run(ctx) -> int:
     else:
         print(render(data))
     return 0
-
-
-def _torch_may_see_gpus() -> bool:
-    """False only on Linux without any GPU device node: torch's view could add nothing, so the parent
-    skips its second-long torch import (the child imports torch anyway). Elsewhere, always ask torch."""
-    import glob
-    import os
-
-    if not sys.platform.startswith("linux"):
-        return True
-    nodes = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")  # NVIDIA, ROCm, WSL
-    return any(os.path.exists(n) for n in nodes) or bool(glob.glob("/dev/nvidia[0-9]*"))
 
 
 def _probe_interruptibly(probe_machine, machine, **kwargs):

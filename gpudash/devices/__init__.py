@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from functools import partial
 
+from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
 from gpudash.devices.machine import Machine, this_host
 from gpudash.devices.merge import merge_devices
 from gpudash.models import DeviceInfo, Runtime, Sample
@@ -84,9 +85,18 @@ def _live(include_torch: bool) -> Machine:
 
 
 def add_torch_view(machine: Machine, torch=None) -> None:
-    """Merge torch's GPU view into a live machine (no-op on a replayed one)."""
+    """Merge torch's GPU view into a live machine (no-op on a replayed one).
+
+    Without a GPU device node (Linux) torch could add no device, so only its versions are read,
+    from its files: that saves the second `import torch` costs.
+    """
     if machine.replayed:
         return
+    if torch is None and not torch_could_see_gpus():
+        installed = installed_torch_runtime()
+        if installed is not None:
+            machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = installed.torch, installed.cuda, installed.hip
+            return
     from gpudash.devices.torch_view import TorchView
 
     try:
@@ -113,4 +123,4 @@ def _torch_sample(torch, index: int) -> Sample:
                   unavailable={k: reason for k in ("utilization_pct", "temperature_c", "power_w", "sm_clock_mhz")})
 
 
-__all__ = ["Machine", "discover", "add_torch_view", "replay_path", "REPLAY_ENV"]
+__all__ = ["Machine", "discover", "add_torch_view", "replay_path", "REPLAY_ENV", "torch_could_see_gpus"]

@@ -50,6 +50,9 @@ def judge(facts: Facts, precision: str) -> Verdict:
     if result is not None and result.verified is False:
         why = result.failure_reason or result.verdict or "wrong results"
         return Verdict(False, f"the probe found {precision} broken here ({why})", MEASURED)
+    if result is not None and result.verdict == "slow_reference":
+        note = (result.details or {}).get("note") or "runs only as a slow reference path"
+        return Verdict(False, f"the probe found {precision} correct but slow here ({note})", MEASURED)
     flagged = facts.checks_flagging(precision)
     if flagged:
         return Verdict(False, describe_check(flagged[0]), check_provenance(facts, flagged[0]))
