@@ -4,27 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudash.plugins_api import NOT_RUN_REPLAYED, Check, CheckResult, Device
+from gpudash.plugins_api import Check, CheckResult
 
 from . import probes
+from .gates import RocmDeviceCheck
 
 CPU_CONVERT_FIX = ("Convert bf16 to fp32 on the CPU (t.cpu().float()) instead of on the GPU, and load bf16 "
                    "caches with dtype=torch.float32; or avoid bf16 here (fp16 autocast with a GradScaler, or fp32).")
-
-
-def rocm_torch(check: Check, device: Device) -> tuple[Any, str] | CheckResult:
-    """(torch, "cuda:N") when this check can run on the device; otherwise the skip result saying why."""
-    if device.vendor != "amd":
-        return check.skipped(f"not an AMD GPU ({device.vendor}): this is a ROCm check")
-    if device.replayed:
-        return check.skipped(NOT_RUN_REPLAYED)
-    import torch
-
-    if not getattr(torch.version, "hip", None):
-        return check.skipped(f"torch {torch.__version__} here is not a ROCm build: it cannot run on {device.key}")
-    if device.torch_device is None or not torch.cuda.is_available():
-        return check.skipped(f"torch does not see {device.key} ({device.name})")
-    return torch, device.torch_device
 
 
 def _verdict(check: Check, report: dict[str, Any], what: str, remediation: str) -> CheckResult:
@@ -37,65 +23,40 @@ def _verdict(check: Check, report: dict[str, Any], what: str, remediation: str) 
                         f"(first: {report['first_failure']})", remediation=remediation, details=report)
 
 
-class Bf16ToFp32(Check):
+class Bf16ToFp32(RocmDeviceCheck):
     name = "bf16_to_fp32"
     description = "bf16 -> fp32 conversion on the device with known values, against the CPU"
-    vendors = ("amd",)
-    timeout_s = 120
 
-    def run(self, device: Device) -> CheckResult:
-        ready = rocm_torch(self, device)
-        if isinstance(ready, CheckResult):
-            return ready
-        torch, where = ready
+    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
         return _verdict(self, probes.conversion_report(torch, where), "bf16 -> fp32 on the GPU", CPU_CONVERT_FIX)
 
 
-class Bf16CpuRoundTrip(Check):
+class Bf16CpuRoundTrip(RocmDeviceCheck):
     name = "bf16_cpu_round_trip"
     description = "bf16 between device and CPU, and fp32 -> bf16 rounding on the device"
-    vendors = ("amd",)
-    timeout_s = 120
 
-    def run(self, device: Device) -> CheckResult:
-        ready = rocm_torch(self, device)
-        if isinstance(ready, CheckResult):
-            return ready
-        torch, where = ready
+    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
         fix = ("Move tensors to the CPU as fp32 (t.to(torch.float32).cpu()) and convert there; "
                "keep bf16 only on the GPU.")
         return _verdict(self, probes.round_trip_report(torch, where), "bf16 device/CPU round trip", fix)
 
 
-class Bf16SaveLoad(Check):
+class Bf16SaveLoad(RocmDeviceCheck):
     name = "bf16_save_load"
     description = "bf16 tensors through a saved file (safetensors if installed, else torch.save) and back"
-    vendors = ("amd",)
-    timeout_s = 120
 
-    def run(self, device: Device) -> CheckResult:
-        ready = rocm_torch(self, device)
-        if isinstance(ready, CheckResult):
-            return ready
-        torch, where = ready
+    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
         report = probes.save_load_report(torch, where)
-        result = _verdict(self, report, f"bf16 save/load via {report['format'].split(' ')[0]}",
-                          "Save bf16 caches as fp32 (convert on the device before .cpu()) or load them on the CPU "
-                          "with dtype=torch.float32 and convert there.")
-        return result
+        return _verdict(self, report, f"bf16 save/load via {report['format'].split(' ')[0]}",
+                        "Save bf16 caches as fp32 (convert on the device before .cpu()) or load them on the CPU "
+                        "with dtype=torch.float32 and convert there.")
 
 
-class Bf16CacheNanInf(Check):
+class Bf16CacheNanInf(RocmDeviceCheck):
     name = "bf16_cache_nan_inf"
     description = "NaN, Inf and collapsed zeros in a bf16 latent cache made on the device"
-    vendors = ("amd",)
-    timeout_s = 120
 
-    def run(self, device: Device) -> CheckResult:
-        ready = rocm_torch(self, device)
-        if isinstance(ready, CheckResult):
-            return ready
-        torch, where = ready
+    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
         return cache_verdict(self, probes.cache_report(torch, where))
 
 

@@ -4,21 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudash.plugins_api import NOT_RUN_REPLAYED, Check, CheckResult, Device, arch_of
+from gpudash.plugins_api import CheckResult, Device, arch_of
 
 from . import facts
-from .device_checks import rocm_torch
-
-
-def amd_target(check: Check, device: Device) -> str | CheckResult:
-    """The device's gfx target, or the skip/warn result when there is none to look up."""
-    if device.vendor != "amd":
-        return check.skipped(f"not an AMD GPU ({device.vendor}): this is a ROCm check")
-    gfx = facts.parse_gfx(device.gfx_target)
-    if gfx is None:
-        return check.warned(f"the gfx target of {device.name} is unknown, so the ROCm tables cannot be consulted",
-                            remediation="Run with torch installed (it reports gcnArchName) or amdsmi available.")
-    return gfx
+from .gates import RocmTableCheck, rocm_torch
 
 
 def _rocm_text(device: Device) -> str:
@@ -39,16 +28,11 @@ def _torch_blas_backend(device: Device) -> str | None:
         return None
 
 
-class HipblasltSupport(Check):
+class HipblasltSupport(RocmTableCheck):
     name = "hipblaslt_support"
     description = "is hipBLASLt supported (and torch's default) for this gfx target and ROCm version"
-    needs_device = False
-    vendors = ("amd",)
 
-    def run(self, device: Device) -> CheckResult:
-        gfx = amd_target(self, device)
-        if isinstance(gfx, CheckResult):
-            return gfx
+    def run_on_target(self, device: Device, gfx: str) -> CheckResult:
         rocm = device.rocm_version
         supported_since = facts.listed_since(facts.HIPBLASLT_SUPPORTED, gfx)
         preferred_since = facts.listed_since(facts.HIPBLASLT_PREFERRED, gfx)
@@ -93,16 +77,11 @@ class HipblasltSupport(Check):
                            details=details)
 
 
-class KnownIssues(Check):
+class KnownIssues(RocmTableCheck):
     name = "known_issues"
     description = "the known ROCm bf16/BLAS issues for this gfx target, with workarounds"
-    needs_device = False
-    vendors = ("amd",)
 
-    def run(self, device: Device) -> CheckResult:
-        gfx = amd_target(self, device)
-        if isinstance(gfx, CheckResult):
-            return gfx
+    def run_on_target(self, device: Device, gfx: str) -> CheckResult:
         matches = [issue for issue in facts.KNOWN_ISSUES if gfx in issue.targets]
         family = arch_of(device).family
         if not matches:
@@ -134,25 +113,20 @@ def _hipblaslt_ok(gfx: str, device: Device) -> bool:
     return since is not None and (rocm is None or rocm >= since)
 
 
-class FftStability(Check):
+class FftStability(RocmTableCheck):
+    """A table check (the RDNA1 routing comes from the table) whose measurement needs the live device."""
+
     name = "fft_stability"
     description = "FFTs on the device against the CPU (routed to the CPU on RDNA1)"
-    needs_device = False  # the RDNA1 routing comes from the table; the measurement itself needs the device
-    vendors = ("amd",)
     timeout_s = 60
 
-    def run(self, device: Device) -> CheckResult:
-        gfx = amd_target(self, device)
-        if isinstance(gfx, CheckResult):
-            return gfx
+    def run_on_target(self, device: Device, gfx: str) -> CheckResult:
         if gfx in facts.FFT_ON_CPU:
             return self.warned(f"FFT routed to the CPU on {gfx}: {facts.FFT_ON_CPU[gfx]}",
                                remediation="Run torch.fft on CPU tensors (x.cpu()) and move the result back; "
                                            "gpudash does not run FFTs on this GPU.",
                                details={"gfx_target": gfx, "ran_on_device": False, "routing": {"fft": "cpu"}})
-        if device.replayed:
-            return self.skipped(NOT_RUN_REPLAYED)
-        ready = rocm_torch(self, device)
+        ready = rocm_torch(self, device)  # skips a replayed machine: "not run: replayed"
         if isinstance(ready, CheckResult):
             return ready
         torch, where = ready
@@ -166,10 +140,13 @@ class FftStability(Check):
                            details=report)
 
 
+FFT_SIZES = (1024, 4097, 65536)  # a power of two, an odd length, and a large one
+
+
 def fft_report(torch, device: str) -> dict[str, Any]:
     """rfft and the irfft round trip of a known multi-tone signal on `device`, against the CPU."""
     worst, finite = 0.0, True
-    for n in (1024, 4097, 65536):
+    for n in FFT_SIZES:
         t = torch.arange(n, dtype=torch.float32) / n
         signal = torch.sin(2 * torch.pi * 5 * t) + 0.5 * torch.cos(2 * torch.pi * 40 * t) + 0.01 * t
         want = torch.fft.rfft(signal)
@@ -178,7 +155,7 @@ def fft_report(torch, device: str) -> dict[str, Any]:
         finite = finite and bool(torch.isfinite(torch.view_as_real(got)).all() and torch.isfinite(back).all())
         worst = max(worst, float((got - want).abs().max() / want.abs().max()),
                     float((back - signal).abs().max() / signal.abs().max()))
-    return {"sizes": [1024, 4097, 65536], "max_rel_error": worst, "finite": finite, "ran_on_device": True}
+    return {"sizes": list(FFT_SIZES), "max_rel_error": worst, "finite": finite, "ran_on_device": True}
 
 
 TABLE_CHECKS = (HipblasltSupport, KnownIssues, FftStability)

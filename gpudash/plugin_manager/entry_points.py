@@ -1,0 +1,43 @@
+"""Plugins from installed packages: the entry points in the group "gpudash" (gpudash's own built-ins too)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from gpudash.plugin_manager.manager import GpudashPluginManager
+from gpudash.plugin_manager.records import ENTRY_POINT, PluginRecord
+from gpudash.plugin_manager.reporting import run_plugin_code
+from gpudash.plugin_manager.selection import selected
+from gpudash.plugins_api import ENTRY_POINT_GROUP
+
+
+def load_entry_point_plugins(pm: GpudashPluginManager, allowed: set[str] | None) -> None:
+    pm.load_entry_points = True
+    for dist, ep in _entry_points():
+        dist_name = dist.metadata["Name"] or "unnamed distribution"  # broken metadata must not stop the rest
+        if not selected(allowed, ep.name, dist_name):
+            continue
+        existing = pm.records.get(ep.name)
+        if existing is not None:
+            if existing.target != ep.value:  # the same distribution seen twice on sys.path is fine
+                pm.fail(existing, f"another entry point also named {ep.name!r} ({ep.value}) was ignored")
+            continue
+        record = PluginRecord(ep.name, ENTRY_POINT, f"{dist_name} {dist.version}", version=dist.version,
+                              target=ep.value)
+        pm.records[ep.name] = record
+        imported, plugin = run_plugin_code(pm, record, f"failed to import {ep.value}: ", ep.load)
+        if imported:
+            pm.add(plugin, record)
+
+
+def _entry_points():
+    """(distribution, entry point) for the group, from every distribution on sys.path.
+
+    Not importlib.metadata.entry_points(): it keeps only the first distribution of each name, so a stale
+    gpudash.egg-info in a checkout (on sys.path as the current directory) would hide the installed metadata
+    and with it gpudash's own plugins. Duplicates are dropped by the caller (same name, same target).
+    """
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group == ENTRY_POINT_GROUP:
+                yield dist, ep

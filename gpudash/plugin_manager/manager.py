@@ -1,0 +1,79 @@
+"""GpudashPluginManager: pluggy's manager with a record per plugin, so a broken plugin is shown, not lost.
+
+It accepts a plugin only when every marked function is a known hook (a typo such as register_chekcs is an
+error for that plugin, with a suggestion), and remembers where plugins came from so that a child process can
+load the same ones again.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import pluggy
+
+from gpudash import hookspecs
+from gpudash.plugin_manager.records import ENTRY_POINT, FILE, IN_PROCESS, PluginRecord, Registered
+from gpudash.plugin_manager.reporting import ErrorReporter, report_to_stderr
+from gpudash.plugins_api import PROJECT
+
+HOOKS = ("register_benchmarks", "register_checks", "register_kernels")
+
+
+class GpudashPluginManager(pluggy.PluginManager):
+    def __init__(self, on_error: ErrorReporter | None = report_to_stderr) -> None:
+        super().__init__(PROJECT)
+        self.add_hookspecs(hookspecs)
+        self.records: dict[str, PluginRecord] = {}
+        self.plugin_dirs: list[str] = []  # resolved, in load order
+        self.load_entry_points = False
+        self.on_error = on_error
+        self.collected: dict[str, list[Registered]] = {}  # by register_* hook; registering clears it
+
+    def fail(self, record: PluginRecord, message: str) -> None:
+        message = " ".join(message.split())  # pluggy's messages span lines; one line each here
+        record.errors.append(message)
+        if self.on_error:
+            self.on_error(record.name, message)
+
+    def register(self, plugin: Any, name: str | None = None) -> str | None:
+        """pluggy's register, also recording plugins registered by hand (tests, embedding)."""
+        registered = super().register(plugin, name)
+        if registered and registered not in self.records:
+            origin = getattr(plugin, "__name__", None) or type(plugin).__module__
+            self.records[registered] = PluginRecord(registered, IN_PROCESS, origin, loaded=True)
+        if registered:
+            self.records[registered].hooks = sorted(c.name for c in self.get_hookcallers(plugin) or [])
+        self.collected.clear()
+        return registered
+
+    def add(self, plugin: Any, record: PluginRecord) -> bool:
+        """Register a loaded plugin object, or reject it (recording why) when pluggy refuses it or one of its
+        hooks is not in the spec (check_pending: a typo such as register_chekcs)."""
+        self.records[record.name] = record
+        try:
+            self.register(plugin, name=record.name)
+        except (pluggy.PluginValidationError, ValueError) as exc:  # ValueError: one module under two names
+            self.fail(record, f"rejected: {exc}")
+            return False
+        try:
+            self.check_pending()
+        except pluggy.PluginValidationError:
+            unknown = [c.name for c in self.get_hookcallers(plugin) or [] if not c.has_spec()]
+            self.unregister(name=record.name)
+            record.hooks = []
+            for hook in unknown:
+                close = difflib.get_close_matches(hook, HOOKS, n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else f" (hooks are {', '.join(HOOKS)})"
+                self.fail(record, f"unknown hook {hook!r}{hint}")
+            return False
+        record.loaded = True
+        return True
+
+    def sources(self) -> dict[str, Any]:
+        """Where a child process loads the same plugins from (gpudash.plugin_host)."""
+        return {"plugin_dirs": list(self.plugin_dirs), "load_entry_points": self.load_entry_points}
+
+    def runs_in_child(self, plugin: str) -> bool:
+        record = self.records.get(plugin)
+        return record is not None and record.source in (ENTRY_POINT, FILE)
