@@ -15,8 +15,13 @@ from gpudash.errors import GpudashError
 # Subcommand name -> module under gpudash.cli defining `add_parser(subparsers, parents)` and `run(ctx)`.
 COMMANDS = {
     "info": "info_cmd",
+    "probe": "probe_cmd",
+    "bench": "bench_cmd",
     "snapshot": "snapshot_cmd",
     "tui": "tui_cmd",
+    "plugins": "plugins_cmd",
+    "check": "check_cmd",
+    "export": "export_cmd",
 }
 
 

@@ -1,0 +1,66 @@
+"""Memory bandwidth (runs in the child): an on-device copy, and host to device where there is a device.
+
+The copy counts bytes read plus bytes written (the STREAM "copy" convention), so its GB/s compares with a
+memory datasheet figure. Host to device copies from pinned host memory, as a training data loader does with
+pin_memory=True, and counts the bytes moved once.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from gpudash.measure.bench_tasks.clocks import OverBudget, clock_for, measure
+from gpudash.measure.bench_tasks.matmul import error_text
+
+
+def _result(op: str, nbytes: int, moved: int, timing) -> dict:
+    stats = timing.summary()
+    return {"op": op, "status": "ok", "bytes": nbytes, "gbps": moved / stats["median_s"] / 1e9, **stats}
+
+
+def run(device: str, nbytes: int, measure_s: float, case_budget_s: float,
+        progress: Callable[..., None] | None = None) -> dict:
+    import torch
+
+    progress = progress or (lambda **info: None)
+    out = {"device": device, "torch": torch.__version__, "cases": []}
+    if device != "cpu":
+        torch.cuda.set_device(torch.device(device))
+    clock = clock_for(torch, device)
+    progress(op="copy", done=0, total=2)
+    out["cases"].append(_copy(torch, device, nbytes, clock, measure_s, case_budget_s))
+    progress(op="host_to_device", done=1, total=2)
+    if device == "cpu":
+        out["cases"].append({"op": "host_to_device", "status": "not_run",
+                             "reason": "the CPU is the host: there is no separate device memory"})
+    else:
+        out["cases"].append(_host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s))
+    progress(op=None, done=2, total=2)
+    return out
+
+
+def _copy(torch, device, nbytes, clock, measure_s, case_budget_s) -> dict:
+    try:
+        src = torch.ones(nbytes, dtype=torch.uint8, device=device)
+        dst = torch.empty_like(src).fill_(2)  # touched now, so the timed copies do not pay for page faults
+        timing = measure(lambda: dst.copy_(src), clock, measure_s=measure_s, case_budget_s=case_budget_s)
+        return _result("copy", nbytes, 2 * nbytes, timing)
+    except OverBudget as exc:
+        return {"op": "copy", "status": "over_budget", "bytes": nbytes, "call_s": exc.call_s,
+                "reason": f"one copy took {exc.call_s:.3g} s, over the {case_budget_s:g} s case budget"}
+    except Exception as exc:
+        return {"op": "copy", "status": "error", "bytes": nbytes, "reason": error_text(exc)}
+
+
+def _host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s) -> dict:
+    try:
+        host = torch.ones(nbytes, dtype=torch.uint8).pin_memory()
+        dst = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(2)
+        timing = measure(lambda: dst.copy_(host, non_blocking=True), clock,
+                         measure_s=measure_s, case_budget_s=case_budget_s)
+        return _result("host_to_device", nbytes, nbytes, timing)
+    except OverBudget as exc:
+        return {"op": "host_to_device", "status": "over_budget", "bytes": nbytes, "call_s": exc.call_s,
+                "reason": f"one copy took {exc.call_s:.3g} s, over the {case_budget_s:g} s case budget"}
+    except Exception as exc:
+        return {"op": "host_to_device", "status": "error", "bytes": nbytes, "reason": error_text(exc)}

@@ -1,0 +1,190 @@
+"""The gpudash Textual app: views in tabs, live polling off the UI thread, torch loaded in the background.
+
+Start-up order matters (design rule 3): the app is built from a machine discovered *without* torch, so
+the first frame appears at once; after it, a thread worker imports torch and merges its view, then
+TorchViewReady refreshes the cards. Polling follows dolphie: one thread worker samples every device and
+posts SamplesReady; the next poll is armed only when the last one has finished, so polls never overlap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from typing import Any, Callable
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.signal import Signal
+from textual.timer import Timer
+from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.worker import Worker, WorkerState
+
+from gpudash import devices
+from gpudash.config import defaults
+from gpudash.devices import Machine
+from gpudash.history import History, capacity_for
+from gpudash.models import Sample
+from gpudash.tui.messages import SamplesReady, TorchViewReady
+from gpudash.tui import views as view_registry
+from gpudash.tui.views import ViewSpec
+
+
+def source_line(machine: Machine, torch_state: str) -> str:
+    """Where the figures come from, shown on every view (design rule 1)."""
+    if machine.replayed:
+        return machine.label
+    torch = {"loading": "torch loading…", "failed": "torch n/a"}.get(torch_state) or f"torch {machine.runtime.torch}"
+    return " · ".join([f"● live on {machine.host.hostname or 'this machine'}", torch, *machine.notes])
+
+
+class GpudashApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "gpudash"
+    BINDINGS = [
+        Binding("q", "quit", "Quit", tooltip="quit gpudash"),
+        Binding("question_mark", "help", "Help", key_display="?", tooltip="this screen: keys, badges, n/a, data source"),
+        Binding("p", "toggle_pause", "Pause", tooltip="pause or resume live polling"),
+        *(Binding(v.key, f"show_view('{v.id}')", v.title) for v in view_registry.VIEWS),
+    ]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-normal")]  # below 120 columns cards drop the chart
+
+    def __init__(self, machine: Machine, config: dict[str, Any] | None = None, *,
+                 add_torch_view: Callable[[Machine], None] | None = None) -> None:
+        super().__init__()
+        self.machine = machine
+        self.config = config or defaults()
+        ui = self.config["ui"]
+        self.refresh_interval: float = ui["refresh_interval"]
+        self.history_seconds: float = ui["history_seconds"]
+        self.history = History(capacity_for(self.history_seconds, self.refresh_interval))
+        self.latest: dict[str, Sample] = {}
+        self.views: list[ViewSpec] = list(view_registry.VIEWS)
+        self.samples_applied: Signal[dict[str, Sample]] = Signal(self, "samples_applied")
+        self.machine_changed: Signal[Machine] = Signal(self, "machine_changed")
+        self.torch_state = "skipped" if machine.replayed else "loading"
+        self.paused = False
+        self._add_torch_view = add_torch_view  # None: import torch, then devices.add_torch_view
+        self._machine_lock = threading.Lock()  # the torch merge must not run in the middle of a poll
+        self._poll_timer: Timer | None = None
+        self._polling = False
+        if ui["theme"] in self.available_themes:
+            self.theme = ui["theme"]
+        self.sub_title = self._sub_title()
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="●")
+        yield Static(source_line(self.machine, self.torch_state), id="source",
+                     classes="-replayed" if self.machine.replayed else "-live", markup=False)
+        with TabbedContent(id="views"):
+            for position, spec in enumerate(self.views):
+                with TabPane(spec.title, id=spec.pane_id):
+                    if position == 0:  # the others are built when first shown
+                        yield spec.build(self)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.config["ui"]["theme"] not in self.available_themes:
+            self.notify(f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning")
+        self._start_poll()
+        if not self.machine.replayed:
+            self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
+
+    def _sub_title(self) -> str:
+        where = "replayed" if self.machine.replayed else "live"
+        return " · ".join([where, self.machine.host.hostname or "?", *(["paused"] if self.paused else [])])
+
+    # Polling -----------------------------------------------------------------------------------
+
+    def _start_poll(self) -> None:
+        self._poll_timer = None
+        if self._polling or self.paused:
+            return
+        self._polling = True
+        self._poll()
+
+    @work(thread=True, group="poll", exit_on_error=False, description="sample every device")
+    def _poll(self) -> None:
+        with self._machine_lock:
+            samples = self.machine.sample_all()
+        self.post_message(SamplesReady(samples))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group == "poll" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
+            self._polling = False
+            if event.state == WorkerState.ERROR:
+                self.notify(f"sampling failed: {worker.error}", severity="error")
+            if not self.paused:
+                self._poll_timer = self.set_timer(self.refresh_interval, self._start_poll)
+        elif worker.group == "torch" and event.state == WorkerState.ERROR:
+            self.post_message(TorchViewReady(error=str(worker.error)))
+
+    def on_samples_ready(self, message: SamplesReady) -> None:
+        self.latest = message.samples
+        totals = {d.key: d.memory_total_bytes for d in self.machine.devices}
+        self.history.record(message.samples, totals)
+        self.samples_applied.publish(message.samples)
+
+    # torch -------------------------------------------------------------------------------------
+
+    @work(thread=True, group="torch", exit_on_error=False, description="import torch and merge its view")
+    def _load_torch_view(self) -> None:
+        if self._add_torch_view is None:
+            # The slow part (about a second) when a GPU may be there; polls go on meanwhile.
+            torch = importlib.import_module("torch") if devices.torch_could_see_gpus() else None
+            with self._machine_lock:
+                devices.add_torch_view(self.machine, torch)
+        else:
+            with self._machine_lock:
+                self._add_torch_view(self.machine)
+        self.post_message(TorchViewReady())
+
+    def on_torch_view_ready(self, message: TorchViewReady) -> None:
+        if message.error:
+            self.machine.notes.append(f"torch: {message.error}")
+        self.torch_state = "ready" if self.machine.runtime.torch else "failed"
+        self.query_one("#source", Static).update(source_line(self.machine, self.torch_state))
+        self.machine_changed.publish(self.machine)
+
+    # Actions -----------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from gpudash.tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_toggle_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused and self._poll_timer is not None:
+            self._poll_timer.stop()
+            self._poll_timer = None
+        elif not self.paused:
+            self._start_poll()
+        self.sub_title = self._sub_title()
+
+    def action_show_view(self, view_id: str) -> None:
+        self.query_one("#views", TabbedContent).active = f"view-{view_id}"
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        pane = event.pane
+        spec = next((v for v in self.views if v.pane_id == pane.id), None)
+        if spec is not None and not pane.children:
+            pane.mount(spec.build(self))
+        if self.latest:  # views skip updates while hidden; bring the one now shown up to date
+            self.samples_applied.publish(self.latest)
+
+
+def create_app(machine: Machine, config: dict[str, Any] | None = None, **kwargs: Any) -> GpudashApp:
+    """The app for a machine; tests pass fakes (machine, add_torch_view) through here."""
+    return GpudashApp(machine, config, **kwargs)
+
+
+def run_app(ctx) -> int:
+    machine = ctx.machine(include_torch=False)  # torch comes later, in the background
+    try:
+        app = create_app(machine, ctx.config)
+        app.run()
+    finally:
+        machine.close()
+    return app.return_code or 0

@@ -1,0 +1,1 @@
+"""Views (tab contents, registered in gpudash.tui.views) and modal screens."""

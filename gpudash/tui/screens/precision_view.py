@@ -1,0 +1,235 @@
+"""The Precision view: the verified precision matrix, one row per precision, one column per device.
+
+Each cell shows spec · torch · verified (✓ / ⚠ / ✗ / –) and the maximum relative error; the highlighted cell's
+details (basis of torch's answer, errors, rate against fp32, the failure reason or note) appear below. On show
+it draws what is known at once: remembered probe results marked with their time, else the spec tables and
+torch's recorded answers. "Re-run probe" (R) runs `gpudash.measure.probe.probe_machine` in a thread worker,
+with progress, and remembers the result like `gpudash probe`. A replayed machine is never probed.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Callable
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Button, DataTable, Static
+
+from gpudash.cli.probe_cmd import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
+
+if TYPE_CHECKING:
+    from gpudash.measure.schema import PrecisionCapabilityMatrix
+    from gpudash.tui.app import GpudashApp
+
+VERDICT_STYLE = {"verified": "bold green", "slow_reference": "bold yellow", "failed": "bold red", "not_run": "dim"}
+
+# prober(machine, timeout_s, cancel, on_progress) -> {device key: PrecisionCapabilityMatrix}
+Prober = Callable[[Any, float, threading.Event, Callable[[dict], None]], dict]
+
+
+def run_probe(machine, timeout_s: float, cancel: threading.Event, on_progress: Callable[[dict], None]) -> dict:
+    from gpudash.measure.probe import probe_machine
+
+    return probe_machine(machine, timeout_s=timeout_s, cancel=cancel, on_progress=on_progress)
+
+
+def cell(entry: dict) -> Text:
+    """'✓ ✓ ✓ 8.5e-04' with the verdict coloured."""
+    text = Text(f"{GLYPH_SPEC.get(entry['support'], '?')} {GLYPH_BOOL.get(entry['torch'], '?')} ")
+    text.append(GLYPH_VERDICT.get(entry["verdict"], "?"), style=VERDICT_STYLE.get(entry["verdict"], ""))
+    if entry["max_rel_error"] is not None:
+        text.append(f" {entry['max_rel_error']:.1e}", style="dim")
+    return text
+
+
+def describe(key: str, name: str, entry: dict, measured_at: str | None) -> str:
+    torch_txt = {True: "claims it", False: "does not claim it", None: "no answer"}[entry["torch"]]
+    basis = f" ({entry['torch_basis']})" if entry.get("torch_basis") else ""
+    lines = [f"{key} {name}: spec {entry['support']} · torch {torch_txt}{basis} · "
+             f"verified {entry['verified']} ({entry['verdict']})"]
+    figures = []
+    if entry["max_rel_error"] is not None:
+        figures.append(f"max rel error {entry['max_rel_error']:.3g}")
+    if entry["max_abs_error"] is not None:
+        figures.append(f"max abs error {entry['max_abs_error']:.3g}")
+    if entry.get("rate_vs_fp32") is not None:
+        figures.append(f"{entry['rate_vs_fp32']:.2f}x fp32's rate")
+    if measured_at:
+        figures.append(f"measured {measured_at}")
+    if figures:
+        lines.append(" · ".join(figures))
+    for text in (entry.get("failure_reason"), entry.get("note")):
+        if text:
+            lines.append(text)
+    return "\n".join(lines)
+
+
+class PrecisionView(Vertical):
+    DEFAULT_CSS = """
+    PrecisionView { height: 1fr; padding: 0 1; }
+    PrecisionView #prec-top { height: 3; margin-top: 1; }
+    PrecisionView #prec-status { width: 1fr; height: 3; color: $text-muted; content-align: left middle; }
+    PrecisionView #prec-table { height: 1fr; margin-top: 1; }
+    PrecisionView #prec-detail { height: 7; margin-top: 1; padding: 0 1; background: $boost; color: $text; }
+    PrecisionView #prec-legend { height: auto; margin: 1 0; color: $text-muted; }
+    """
+
+    BINDINGS = [Binding("R", "run_probe", "Re-run probe", tooltip="run every precision on every device again")]
+
+    app: GpudashApp
+
+    def __init__(self, app: GpudashApp, prober: Prober | None = None) -> None:
+        super().__init__(id="precision")
+        self.prober = prober or run_probe
+        self.matrices: dict[str, PrecisionCapabilityMatrix] = {}
+        self.entries: dict[tuple[str, str], dict] = {}  # (device key, precision) -> probe JSON entry
+        self.columns: list[str] = []
+        self.rows: list[str] = []
+        self.running = False
+        self._cancel = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="prec-top"):
+            yield Static("", id="prec-status", markup=False)
+            yield Button("Re-run probe", id="prec-run", variant="primary")
+        yield DataTable(id="prec-table", cursor_type="cell", zebra_stripes=True)
+        yield Static("highlight a cell to see its errors and reason", id="prec-detail", markup=False)
+        yield Static(LEGEND, id="prec-legend", markup=False)
+
+    def on_mount(self) -> None:
+        self.app.machine_changed.subscribe(self, self._machine_changed)
+        self.show_known()
+
+    def on_unmount(self) -> None:
+        self._cancel.set()  # a probe still running is killed with its child process
+
+    # What is known without running anything ---------------------------------------------------
+
+    def show_known(self) -> None:
+        """Remembered results (live) or spec + recorded torch answers (replayed, or nothing remembered)."""
+        from gpudash.measure import probe
+
+        machine = self.app.machine
+        if machine.replayed:
+            self.show({d.key: probe.unmeasured_matrix(d, probe.REPLAYED_REASON, "replayed") for d in machine.devices},
+                      f"{machine.label}: spec and torch only, never probed")
+            return
+        saved = probe.remembered(machine)
+        known = saved[1] if saved else {}
+        matrices = {d.key: known.get(d.key) or probe.unmeasured_matrix(d, "not run: not probed yet", "spec")
+                    for d in machine.devices}
+        if saved:
+            self.show(matrices, f"remembered probe from {saved[0]} · press R to re-run")
+        else:
+            self.show(matrices, "not probed yet: spec and torch only · press R to run the probe")
+
+    def _machine_changed(self, _machine=None) -> None:
+        if not self.running:  # torch's view may add devices or the torch answers
+            self.show_known()
+
+    # Drawing ----------------------------------------------------------------------------------
+
+    def show(self, matrices: dict[str, PrecisionCapabilityMatrix], status: str) -> None:
+        from gpudash.measure.probe import precision_json
+
+        self.matrices = matrices
+        self.columns = list(matrices)
+        self.entries = {(key, p): precision_json(r) for key, m in matrices.items() for p, r in m.results.items()}
+        self.rows = list(dict.fromkeys(p for m in matrices.values() for p in m.results))
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_column("precision", key="precision")
+        for key in self.columns:
+            table.add_column(f"{key} spec torch verified", key=key)
+        for name in self.rows:
+            cells = [cell(self.entries[(key, name)]) if (key, name) in self.entries else Text("")
+                     for key in self.columns]
+            table.add_row(name, *cells, key=name)
+        self._status(status)
+        if self.rows and self.columns:
+            table.move_cursor(row=0, column=1)
+            self._show_detail(0, 1)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#prec-status", Static).update(text)
+
+    def _show_detail(self, row: int, column: int) -> None:
+        if not (0 <= row < len(self.rows)) or column < 1 or column > len(self.columns):
+            return
+        key, name = self.columns[column - 1], self.rows[row]
+        entry = self.entries.get((key, name))
+        if entry is not None:
+            self.query_one("#prec-detail", Static).update(describe(key, name, entry, self.matrices[key].measured_at))
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        self._show_detail(event.coordinate.row, event.coordinate.column)
+
+    # Re-running -------------------------------------------------------------------------------
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "prec-run":
+            self.action_run_probe()
+
+    def action_run_probe(self) -> None:
+        if self.app.machine.replayed:
+            self.app.notify("a replayed machine is never probed: spec and torch only", severity="information")
+            return
+        if self.running:
+            self.app.notify("the probe is already running", severity="warning")
+            return
+        if getattr(self.app, "torch_state", None) == "loading":
+            self.app.notify("torch is still loading; GPUs get their torch numbers first. Try again in a moment.",
+                            severity="warning")
+            return
+        self.running = True
+        self._cancel = threading.Event()
+        self.query_one("#prec-run", Button).disabled = True
+        self._status("probing: starting a child process…")
+        self.probe_worker(self._cancel)
+
+    @work(thread=True, exclusive=True, group="probe", exit_on_error=False, description="probe every precision")
+    def probe_worker(self, cancel: threading.Event) -> None:
+        from gpudash.measure import probe
+
+        def progress(event: dict) -> None:
+            self._from_thread(self._progress, event)
+
+        timeout = self.app.config.get("probe", {}).get("timeout_s", 120.0)
+        try:
+            matrices = self.prober(self.app.machine, timeout, cancel, progress)
+            if cancel.is_set():
+                return
+            probe.remember(self.app.machine, matrices)
+            saved = probe.remembered(self.app.machine)
+        except Exception as exc:  # shown, never fatal to the dashboard
+            self._from_thread(self._finished, None, f"probe failed: {exc}")
+            return
+        merged = dict(saved[1]) if saved else {}
+        merged.update(matrices)
+        when = saved[0] if saved else "just now"
+        self._from_thread(self._finished, merged, f"probed {when} · press R to re-run")
+
+    def _from_thread(self, callback, *args) -> None:
+        try:
+            self.app.call_from_thread(callback, *args)
+        except RuntimeError:  # the app is shutting down
+            pass
+
+    def _progress(self, event: dict) -> None:
+        what = event.get("check") if event["event"] == "check" else event.get("verdict")
+        self._status(f"probing {event['device']} {event['precision']}: {what} "
+                     f"({event['done']}/{event['total']} done)…")
+
+    def _finished(self, matrices: dict | None, status: str) -> None:
+        self.running = False
+        self.query_one("#prec-run", Button).disabled = False
+        if matrices is None:
+            self._status(status)
+            self.app.notify(status, severity="error")
+            return
+        by_key = {d.key: d for d in self.app.machine.devices}
+        self.show({k: m for k, m in matrices.items() if k in by_key}, status)

@@ -1,0 +1,157 @@
+"""The Recommendations view: the exported settings with their reasons, a TOML preview, and the export action.
+
+It calls the same functions as `gpudash export` (gpudash.export.export_settings, write_export), so the file
+it writes is the CLI's file. On first show it recommends from spec facts only (`--bench none`: instant, runs
+nothing); "Measure" re-runs with probes, the quick benchmark, checks and the memory trace in a thread worker
+(each in gpudash's child-process runner), the same as a default `gpudash export`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Button, DataTable, Input, Static
+
+if TYPE_CHECKING:
+    from gpudash.export import Gathered
+    from gpudash.tui.app import GpudashApp
+
+
+def _shown(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "n/a" if value is None else str(value)
+
+
+class RecommendView(Vertical):
+    """Settings table (setting, value, provenance), the highlighted row's reason, the TOML, and actions."""
+
+    DEFAULT_CSS = """
+    RecommendView { height: 1fr; padding: 0 1; }
+    RecommendView #rec-status { height: auto; margin: 1 0 0 0; color: $text-muted; }
+    RecommendView #rec-body { height: 1fr; margin-top: 1; }
+    RecommendView #rec-table { width: 3fr; height: 1fr; }
+    RecommendView #rec-preview-box { width: 2fr; height: 1fr; border: round $primary 50%; padding: 0 1; }
+    RecommendView #rec-reason { height: 3; margin-top: 1; color: $text; background: $boost; padding: 0 1; }
+    RecommendView #rec-actions { height: 3; margin-top: 1; }
+    RecommendView #rec-path { width: 1fr; }
+    RecommendView Button { margin-left: 1; }
+    """
+
+    BINDINGS = [
+        Binding("x", "export", "Export", tooltip="write the settings file (the same file as `gpudash export`)"),
+        Binding("R", "measure", "Measure", tooltip="re-run with probes, a quick benchmark and checks"),
+    ]
+
+    app: GpudashApp
+
+    def __init__(self, app: GpudashApp) -> None:
+        super().__init__(id="recommend")
+        self.gathered: Gathered | None = None
+        self.bench = "none"
+
+    def compose(self) -> ComposeResult:
+        yield Static("recommending…", id="rec-status", markup=False)
+        with Horizontal(id="rec-body"):
+            yield DataTable(id="rec-table", cursor_type="row", zebra_stripes=True)
+            with VerticalScroll(id="rec-preview-box") as box:
+                box.border_title = "TOML preview"
+                yield Static("", id="rec-preview", markup=False)
+        yield Static("", id="rec-reason", markup=False)
+        with Horizontal(id="rec-actions"):
+            yield Input(value="gpudash.toml", placeholder="file to write (.toml or .json)", id="rec-path")
+            yield Button("Export", id="rec-export", variant="primary")
+            yield Button("Measure", id="rec-measure")
+
+    def on_mount(self) -> None:
+        self.query_one(DataTable).add_columns("setting", "value", "provenance")
+        self.recompute("none")
+
+    # Computing -----------------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="recommend", exit_on_error=False, description="recommend settings")
+    def recompute(self, bench: str) -> None:
+        from gpudash.export import export_settings
+
+        def status(message: str) -> None:
+            self.app.call_from_thread(self._status, f"{message}…")
+
+        try:
+            gathered = export_settings(self.app.machine, self.app.config, bench=bench,
+                                       plugin_dirs=self.app.config.get("plugin_dirs") or (), status=status)
+        except Exception as exc:  # shown, never fatal to the dashboard
+            self.app.call_from_thread(self._status, f"recommendation failed: {exc}")
+            return
+        self.app.call_from_thread(self.show, gathered, bench)
+
+    def _status(self, text: str) -> None:
+        self.query_one("#rec-status", Static).update(text)
+
+    def show(self, gathered: Gathered, bench: str) -> None:
+        from gpudash.export import render
+
+        self.gathered, self.bench = gathered, bench
+        settings = gathered.settings
+        head = settings.header
+        how = "spec facts only (press R to measure)" if bench == "none" else f"measured ({bench})"
+        self._status(f"{head['device']} ({head['device_key']}, {self.app.machine.label}) · {how}")
+        table = self.query_one(DataTable)
+        table.clear()
+        for dotted, setting in settings.items():
+            table.add_row(dotted, _shown(setting.value), setting.provenance, key=dotted)
+        self.query_one("#rec-preview", Static).update(render(settings, "toml"))
+        if settings.sections:
+            self._show_reason(next(iter(settings.items()))[0])
+
+    def _show_reason(self, dotted: str) -> None:
+        if self.gathered is None:
+            return
+        try:
+            setting = self.gathered.settings.get(dotted)
+        except KeyError:
+            return
+        self.query_one("#rec-reason", Static).update(f"{dotted} [{setting.provenance}]: {setting.reason}")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value:
+            self._show_reason(event.row_key.value)
+
+    # Actions -------------------------------------------------------------------------------------
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "rec-export":
+            self.action_export()
+        elif event.button.id == "rec-measure":
+            self.action_measure()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.action_export()
+
+    def action_measure(self) -> None:
+        if self.app.machine.replayed:
+            self.app.notify("a replayed machine is never measured; the memory trace and checks still run",
+                            severity="information")
+        self.recompute("quick")
+
+    def action_export(self) -> None:
+        from gpudash.errors import GpudashError
+        from gpudash.export import write_export
+
+        if self.gathered is None:
+            self.app.notify("still recommending; try again in a moment", severity="warning")
+            return
+        path = self.query_one("#rec-path", Input).value.strip()
+        if not path or path == "-":
+            self.app.notify("enter a file name to write", severity="error")
+            return
+        fmt = "json" if path.lower().endswith(".json") else "toml"
+        try:
+            message = write_export(self.gathered.settings, path, fmt)
+        except GpudashError as exc:
+            self.app.notify(str(exc), severity="error")
+            return
+        self.app.notify(message)

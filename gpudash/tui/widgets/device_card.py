@@ -1,0 +1,149 @@
+"""One card per device: what it is, how busy it is, which precisions it has, and recent history.
+
+Missing readings show "n/a"; the reason is spelled out in a dim line at the bottom of the card (so it
+can be found without a mouse) and is the tooltip of the gauge or readings it belongs to (design rule 5).
+
+The card is redrawn every second for every visible device, so it keeps few widgets and only updates
+the ones whose text changed: each widget repaint costs real CPU at idle.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from gpudash import formatting as fmt
+from gpudash.info import precision_support
+from gpudash.knowledge import arch_for
+from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.tui.widgets.gauge import Gauge
+from gpudash.tui.widgets.history_chart import LINES, HistoryChart
+from gpudash.tui.widgets.precision_badges import PrecisionBadges
+
+# The gauges use the chart's colours, so a line can be matched to its gauge at a glance.
+MEMORY_COLOUR, UTIL_COLOUR = LINES["memory_pct"][1], LINES["utilization_pct"][1]
+
+# (Sample field, label) in display order, two to a line; memory clock only means something on a GPU.
+READINGS = (("temperature_c", "temp"), ("power_w", "power"), ("sm_clock_mhz", "clock"),
+            ("memory_clock_mhz", "mem clock"))
+READING_WIDTH = 24  # columns per reading, so the second column lines up
+
+
+def card_id(device: DeviceInfo) -> str:
+    return "card-" + device.key.replace(":", "-")
+
+
+def missing_reason(name: str, sample: Sample | None, device: DeviceInfo) -> str:
+    if sample is None:
+        return "waiting for the first reading"
+    return (sample.unavailable.get(name) or sample.unavailable.get("all") or device.unavailable.get(name)
+            or f"not reported by {'/'.join(device.sources) or 'any source'}")
+
+
+def reading_text(name: str, sample: Sample) -> str:
+    value = getattr(sample, name)
+    if name == "power_w" and value is not None and sample.power_limit_w:
+        return f"{value:.0f} / {sample.power_limit_w:.0f} W"
+    unit = {"temperature_c": "°C", "power_w": "W"}.get(name, "MHz")
+    return fmt.number(value, unit)
+
+
+def versions_text(device: DeviceInfo, runtime: Runtime, torch_state: str) -> str:
+    parts = []
+    if device.vendor != "cpu":
+        parts.append(f"driver {device.driver_version or runtime.driver or fmt.NA}")
+        name, version = ("HIP", runtime.hip) if device.vendor == "amd" else ("CUDA", runtime.cuda)
+        parts.append(f"{name} {version or fmt.NA}")
+    torch = {"loading": "loading…", "failed": fmt.NA}.get(torch_state) or runtime.torch or fmt.NA
+    parts.append(f"torch {torch}")
+    return " · ".join(parts)
+
+
+def identity_text(device: DeviceInfo) -> str:
+    parts = [device.vendor, arch_for(device).family, fmt.arch_label(device)]
+    if device.vendor == "cpu":
+        parts.append(f"{device.multiprocessors or fmt.NA} cores / {device.logical_cores or fmt.NA} threads")
+    elif device.multiprocessors:
+        parts.append(f"{device.multiprocessors} {'CUs' if device.vendor == 'amd' else 'SMs'}")
+    return " · ".join(parts)
+
+
+class DeviceCard(Vertical):
+    def __init__(self, device: DeviceInfo, *, interval_s: float, window_s: float) -> None:
+        super().__init__(id=card_id(device), classes="device-card")
+        self.device = device
+        self.chart = HistoryChart(interval_s, window_s)
+        self.sample: Sample | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="card-body"):
+            with Vertical(classes="card-facts"):
+                yield Static(classes="identity")
+                yield Static(classes="versions")
+                yield Gauge("mem", colour=MEMORY_COLOUR, warn_at=0.9, error_at=0.97, id="memory")
+                yield Gauge("util", colour=UTIL_COLOUR, id="util")
+                yield Static(classes="readings")
+                yield PrecisionBadges()
+                yield Static(classes="na-reasons")
+            yield self.chart
+
+    def on_mount(self) -> None:
+        self.show_sample(None)
+
+    def describe(self, device: DeviceInfo, runtime: Runtime, torch_state: str, source: str) -> None:
+        """Static facts; called again when torch's view has been merged in."""
+        self.device = device
+        kind = "CPU" if device.vendor == "cpu" else "GPU"
+        self.border_title = f"{kind} {device.index} · {device.name}"
+        self.border_subtitle = source
+        self.query_one(".identity", Static).update(identity_text(device))
+        self.query_one(".versions", Static).update(versions_text(device, runtime, torch_state))
+        notes = "\n".join(arch_for(device).notes)
+        self.query_one(PrecisionBadges).set_support(precision_support(device), notes)
+
+    def show_sample(self, sample: Sample | None, series: dict[str, list[float | None]] | None = None) -> None:
+        self.sample = sample
+        dev = self.device
+        missing: dict[str, str] = {}  # label -> why it is n/a
+        used = sample.memory_used_bytes if sample else None
+        total = (sample.memory_total_bytes if sample else None) or dev.memory_total_bytes
+        if used is None:
+            missing["memory"] = missing_reason("memory_used_bytes", sample, dev)
+        fraction = used / total if used is not None and total else None
+        text = fmt.memory(used, total) + (f" ({fraction:.0%})" if fraction is not None else "")
+        self.query_one("#memory", Gauge).show(fraction, text, missing.get("memory"))
+        util = sample.utilization_pct if sample else None
+        if util is None:
+            missing["util"] = missing_reason("utilization_pct", sample, dev)
+        self.query_one("#util", Gauge).show(None if util is None else util / 100, fmt.pct(util), missing.get("util"))
+        cells = []
+        for name, label in READINGS:
+            if name == "memory_clock_mhz" and dev.vendor == "cpu":
+                continue
+            value = reading_text(name, sample) if sample else "…"
+            reason = None if sample and getattr(sample, name) is not None else missing_reason(name, sample, dev)
+            cell = Content.assemble((label, "$text-muted"), " ", (value, "$text-muted italic" if reason else ""))
+            cells.append(cell.pad_right(max(1, READING_WIDTH - cell.cell_length)) if len(cells) % 2 == 0 else cell)
+            if reason and sample:
+                missing[label] = reason
+        readings = self.query_one(".readings", Static)
+        set_text(readings, Content("\n").join(Content("").join(cells[i:i + 2]) for i in range(0, len(cells), 2)))
+        tooltip = "\n".join(f"{label}: {why}" for label, why in missing.items() if label not in ("memory", "util"))
+        if readings.tooltip != (tooltip or None):
+            readings.tooltip = tooltip or None
+        for name, why in dev.unavailable.items():  # static facts the adapters could not read
+            missing.setdefault(name.replace("_", " "), why)
+        reasons = " · ".join(f"{label}: {why}" for label, why in missing.items())
+        line = "waiting for the first reading…" if sample is None else f"n/a — {reasons}" if reasons else ""
+        set_text(self.query_one(".na-reasons", Static), Content(line))
+        if series is not None:
+            self.chart.show_series(series)
+
+
+def set_text(widget: Static, content: Content) -> None:
+    """Update a fixed-size Static only when its text changed: no relayout, no repaint otherwise."""
+    if getattr(widget, "_shown", None) != content:
+        widget._shown = content
+        widget.update(content, layout=False)

@@ -1,0 +1,59 @@
+"""Headless paths never import Textual or torch, and the TUI never imports torch at start-up.
+
+Checked in a fresh interpreter (subprocess): a static import graph cannot see imports deferred into
+functions, and this test process has long since imported both.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+TUI_MODULES = ("textual", "textual_plotext", "plotext")
+HEAVY = ("torch",)
+
+
+def loaded_after(code: str, watch: tuple[str, ...]) -> list[str]:
+    """Run `code` in a fresh interpreter; return which of `watch` ended up in sys.modules."""
+    script = textwrap.dedent(code) + textwrap.dedent(f"""
+        import json, sys
+        print(json.dumps(sorted(m for m in {watch!r} if m in sys.modules)))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                            env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GPUDASH_REPLAY": ""})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_headless_modules_import_neither_textual_nor_torch():
+    code = "import gpudash.cli, gpudash.info, gpudash.devices, gpudash.record, gpudash.history, gpudash.knowledge\n"
+    assert loaded_after(code, TUI_MODULES + HEAVY) == []
+
+
+def test_help_imports_neither_textual_nor_torch():
+    code = """
+        import contextlib, io
+        import gpudash.cli
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            try:
+                gpudash.cli.main(["--help"])
+            except SystemExit as exc:
+                assert exc.code == 0, exc.code
+        assert "usage: gpudash" in out.getvalue()
+    """
+    assert loaded_after(code, TUI_MODULES + HEAVY) == []
+
+
+def test_the_tui_does_not_import_torch_to_build_its_first_frame():
+    code = """
+        from gpudash.devices import discover
+        from gpudash.tui.app import create_app
+        from gpudash.tui.widgets import DeviceCard, PrecisionBadges
+        from gpudash.tui.screens.dashboard import DashboardView
+        from gpudash.tui.screens.help import HelpScreen
+        app = create_app(discover(include_torch=False))
+        assert "textual" in __import__("sys").modules
+    """
+    assert loaded_after(code, HEAVY) == []

@@ -1,0 +1,245 @@
+"""The dashboard as a user sees it, driven by Textual's Pilot on fake or replayed machines.
+
+No test here imports real torch: the torch step is replaced by a fake (the real one is the same
+worker calling devices.add_torch_view after `import torch`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gpudash.config import defaults
+from gpudash.devices import Machine, discover
+from gpudash.models import DeviceInfo, Host, Runtime, Sample
+from gpudash.tui import views
+from gpudash.tui.app import create_app
+from gpudash.tui.screens.help import HelpScreen
+from gpudash.tui.widgets import DeviceCard, Gauge, PrecisionBadges
+
+EXAMPLE_H100 = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "h100-80gb.json"
+SIZE = (140, 45)
+GIB = 1024 ** 3
+
+
+def fast_config(interval: float = 0.1) -> dict:
+    config = defaults()
+    config["ui"]["refresh_interval"] = interval
+    return config
+
+
+def no_torch(machine: Machine) -> None:
+    """Stands in for the torch step: nothing to merge."""
+
+
+def screen_text(app) -> str:
+    """What the terminal shows right now, as plain text (the compositor's current lines)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_until(pilot, condition, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def gpu(name="NVIDIA GeForce RTX 3060", index=0, cc="8.6") -> DeviceInfo:
+    return DeviceInfo(vendor="nvidia", index=index, name=name, compute_capability=cc,
+                      memory_total_bytes=12 * GIB, driver_version="550.54.15", sources=["nvml"])
+
+
+def machine_of(devices: list[DeviceInfo], sample: Sample, cls=Machine) -> Machine:
+    return cls(host=Host(hostname="testbox"), runtime=Runtime(driver="550.54.15"), devices=devices,
+               samplers={d.key: (lambda: Sample(**{**sample.__dict__, "unavailable": dict(sample.unavailable)}))
+                         for d in devices})
+
+
+@pytest.fixture
+def h100_path(tmp_path) -> Path:
+    if EXAMPLE_H100.is_file():
+        return EXAMPLE_H100
+    from conftest import H100, snapshot_dict  # the minimal snapshot the other tests use
+
+    import json
+    path = tmp_path / "h100-80gb.json"
+    path.write_text(json.dumps(snapshot_dict(H100)))
+    return path
+
+
+async def test_replayed_h100_card_shows_identity_badges_and_says_replayed(h100_path):
+    app = create_app(discover(replay=str(h100_path), include_torch=False), fast_config())
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.latest)
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert "H100" in text and "Hopper" in text and "cc 9.0" in text
+        assert "replayed" in app.sub_title and "replayed from h100-80gb.json" in text
+        badges = app.query_one(PrecisionBadges)
+        assert badges.levels["bf16"] == "native" and badges.levels["fp8"] == "native"
+        assert "● bf16" in text and "● fp8" in text
+        assert app.torch_state == "skipped"  # a replayed machine never loads torch
+
+
+async def test_live_cpu_card_shows_name_memory_and_utilization_updates(no_vendor_libs):
+    machine = discover(include_torch=False)
+    cpu = next(d for d in machine.devices if d.vendor == "cpu")
+    app = create_app(machine, fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        card = app.query_one(DeviceCard)
+        util = card.query_one("#util", Gauge)
+        await wait_until(pilot, lambda: card.sample is not None)
+        first = card.sample
+        assert util.fraction is not None and util.text == f"{first.utilization_pct:.0f}%"
+        assert "GiB" in card.query_one("#memory", Gauge).text
+        text = screen_text(app)
+        assert cpu.name[:20] in text and "CPU 0" in text
+        # The next poll brings a new reading, and the gauge follows it.
+        await wait_until(pilot, lambda: card.sample is not first)
+        assert util.text == f"{card.sample.utilization_pct:.0f}%"
+        assert len(app.history) >= 2
+
+
+async def test_help_lists_bindings_and_q_quits():
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=5)), fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for expected in ("quit gpudash", "pause or resume", "Dashboard", "native", "emulated", "absent"):
+            assert expected in text
+        await pilot.press("escape")
+        await pilot.pause(0.05)
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("q")
+        await pilot.pause(0.1)
+        assert not app.is_running
+    assert app.return_code == 0
+
+
+class SlowMachine(Machine):
+    """sample_all takes longer than the refresh interval; records how many calls ever overlapped."""
+
+    def sample_all(self):
+        with self.lock:
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        time.sleep(0.25)
+        with self.lock:
+            self.active -= 1
+            self.calls += 1
+        return super().sample_all()
+
+
+async def test_polls_never_overlap_even_when_sampling_is_slower_than_the_interval():
+    machine = machine_of([gpu()], Sample(utilization_pct=50), cls=SlowMachine)
+    machine.lock, machine.active, machine.max_active, machine.calls = threading.Lock(), 0, 0, 0
+    app = create_app(machine, fast_config(0.1), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: machine.calls >= 4, timeout=10)
+    assert machine.max_active == 1
+
+
+async def test_unavailable_fields_show_na_and_their_reason():
+    sample = Sample(memory_used_bytes=GIB, utilization_pct=10, sm_clock_mhz=1500,
+                    unavailable={"power_w": "NotSupported", "temperature_c": "sensor read failed"})
+    app = create_app(machine_of([gpu()], sample), fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        card = app.query_one(DeviceCard)
+        await wait_until(pilot, lambda: card.sample is not None)
+        await pilot.pause(0.05)
+        text = screen_text(app)
+        assert "power n/a" in text and "temp n/a" in text and "clock 1500 MHz" in text
+        assert "power: NotSupported" in text and "temp: sensor read failed" in text  # readable without a mouse
+        tooltip = str(card.query_one(".readings").tooltip)  # and on hover
+        assert "power: NotSupported" in tooltip and "temp: sensor read failed" in tooltip
+        # A field with no reason recorded still says where it was looked for.
+        assert "mem clock n/a" in text and "mem clock: not reported by nvml" in tooltip
+
+
+async def test_first_frame_does_not_wait_for_torch_and_torch_view_refreshes_cards():
+    release = threading.Event()
+
+    def slow_torch_view(machine: Machine) -> None:  # what add_torch_view does, minus the real torch
+        release.wait(10)
+        machine.runtime.torch, machine.runtime.cuda = "9.9.9", "12.4"
+        machine.devices.insert(0, gpu(name="NVIDIA H100 80GB HBM3", cc="9.0"))
+
+    cpu = DeviceInfo(vendor="cpu", index=0, name="Test CPU", memory_total_bytes=8 * GIB, sources=["cpu"])
+    app = create_app(machine_of([cpu], Sample(utilization_pct=3)), fast_config(), add_torch_view=slow_torch_view)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: "Test CPU" in screen_text(app))
+        assert "torch loading…" in screen_text(app) and app.torch_state == "loading"
+        release.set()
+        await wait_until(pilot, lambda: len(app.query(DeviceCard)) == 2)
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert app.torch_state == "ready"
+        assert "torch 9.9.9" in text and "H100" in text and "CUDA 12.4" in text
+
+
+async def test_charts_replot_only_when_a_column_of_history_has_passed():
+    config = fast_config(0.1)  # ten readings a second into a ten-minute chart: ~10 s per column
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=40)), config, add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        chart = app.query_one(DeviceCard).chart
+        await wait_until(pilot, lambda: chart._plotted_data)  # the first reading is drawn at once
+        replots = chart.replots
+        await pilot.pause(1.0)
+        assert len(app.history) >= 6
+        assert chart.replots == replots  # the gauges moved on; the chart waits for its next column
+        assert chart.replot_gap_s > 5
+
+
+async def test_a_failing_torch_step_is_reported_not_fatal():
+    def broken_torch_view(machine: Machine) -> None:
+        raise RuntimeError("libtorch_cuda.so: cannot open shared object file")
+
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=broken_torch_view)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.torch_state == "failed")
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert "torch n/a" in text and "libtorch_cuda.so" in text
+        assert app.is_running and app.query(DeviceCard)
+
+
+async def test_views_come_from_the_registry_and_are_built_when_first_shown(monkeypatch):
+    from textual.widgets import Static
+
+    built = []
+
+    def extra_view(app):
+        built.append(app)
+        return Static(f"extra view for {app.machine.host.hostname}", id="extra")
+
+    monkeypatch.setattr(views, "VIEWS", [*views.VIEWS, views.ViewSpec("extra", "Extra", "x", extra_view)])
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        assert views.VIEWS[0].id == "dashboard" and app.query(DeviceCard)
+        assert not built  # not built until shown
+        app.action_show_view("extra")
+        await wait_until(pilot, lambda: app.query("#extra"))
+        await pilot.pause(0.05)
+        assert built == [app] and "extra view for testbox" in screen_text(app)
+        await pilot.press("d")
+        await pilot.pause(0.05)
+        assert "GeForce RTX 3060" in screen_text(app)
+
+
+async def test_pause_stops_polling_and_resume_restarts_it():
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: len(app.history) >= 1)
+        await pilot.press("p")
+        await wait_until(pilot, lambda: not app._polling)  # a poll in flight may still land
+        paused_at = len(app.history)
+        await pilot.pause(0.4)
+        assert len(app.history) == paused_at and "paused" in app.sub_title
+        await pilot.press("p")
+        await wait_until(pilot, lambda: len(app.history) > paused_at)

@@ -1,0 +1,167 @@
+"""The Benchmarks view with Pilot: a replayed snapshot (spec peaks, never run), saved runs, an injected run with
+progress, cancel, and the before/after comparison. No real benchmark runs here."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from gpudash import store
+from gpudash.config import defaults
+from gpudash.devices import Machine, discover
+from gpudash.measure.bench import Job, assemble, bench_json
+from gpudash.measure.runner import Task, TaskResult
+from gpudash.models import DeviceInfo, Host, Runtime
+from gpudash.tui.app import create_app
+from gpudash.tui.screens import bench_view
+
+SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
+SIZE = (150, 50)
+CPU = DeviceInfo(vendor="cpu", index=0, name="Test CPU", multiprocessors=2, max_clock_mhz=2000,
+                 cpu_features=["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"], sources=["cpu"],
+                 extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"})
+
+
+def no_torch(machine) -> None:
+    """Stands in for the app's torch step."""
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def status(app) -> str:
+    return str(app.query_one("#bench-status", Static).render())
+
+
+async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def _reports(rates: dict[str, dict[tuple, float]]) -> dict:
+    """BenchReports as bench_machine would assemble them from the child's sweep results."""
+    jobs, results = [], []
+    for p, per_shape in rates.items():
+        cases = []
+        for (m, n, k), g in per_shape.items():
+            t = 2.0 * m * n * k / g / 1e9
+            cases.append({"shape": [m, n, k], "status": "ok", "gflops": g, "median_s": t, "mean_s": t, "min_s": t,
+                          "p10_s": t, "p90_s": t * 1.1, "reps": 9, "warmup_reps": 2, "budget_cut": False,
+                          "other_load": 0.0})
+        task = Task("x:y", name=p)
+        jobs.append(Job(CPU.key, "matmul", p, task, len(cases)))
+        results.append(TaskResult(task, "ok", {"cases": cases, "dtypes": [p, p], "torch": "2.13.0+cpu"}))
+    return {CPU.key: assemble(CPU, jobs, results, list(rates), {}, "quick", 2.0, None, "2026-01-01T00:00:00+0000", 9.0)}
+
+
+SHAPES = ((512, 512, 512), (2048, 2048, 2048))
+BEFORE = _reports({"fp32": {SHAPES[0]: 190.0, SHAPES[1]: 180.0}, "bf16": {SHAPES[0]: 300.0, SHAPES[1]: 320.0}})
+AFTER = _reports({"fp32": {SHAPES[0]: 195.0, SHAPES[1]: 185.0}, "bf16": {SHAPES[0]: 400.0, SHAPES[1]: 416.0}})
+
+
+@pytest.fixture
+def cpu_machine(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    return Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[CPU])
+
+
+def _rows(app, table_id: str) -> list[list[str]]:
+    table = app.query_one(table_id, DataTable)
+    return [[str(c) for c in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+async def test_replayed_machine_shows_spec_peaks_and_never_runs(monkeypatch):
+    monkeypatch.setattr(bench_view, "run_bench", lambda *a: pytest.fail("a replayed machine must not be measured"))
+    app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(app.query("#bench-table")) and
+                         app.query_one("#bench-table", DataTable).row_count > 0)
+        rows = {r[0]: r for r in _rows(app, "#bench-table")}
+        assert set(rows) >= {"fp32", "bf16", "fp8_e4m3", "int8"}
+        assert rows["bf16"][1] == "–" and rows["bf16"][6] == "1,307,400 spec"
+        assert "never measured" in status(app)
+        assert "not run: replayed" in str(app.query_one("#bench-notes", Static).render())
+        await pilot.press("R")
+        await pilot.pause(0.05)
+        assert any("never measured" in n.message for n in app._notifications)
+
+
+async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_machine, monkeypatch):
+    store.append_history("bench", cpu_machine, bench_json(cpu_machine, BEFORE, "quick"))
+    calls, proceed = [], threading.Event()
+
+    def fake_bench(machine, mode, budget, timeout, cancel, on_progress):
+        calls.append((mode, budget, timeout))
+        on_progress({"device": CPU.key, "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512],
+                     "done": 2, "total": 4})
+        proceed.wait(5)  # the test looks at the progress first
+        return AFTER
+
+    monkeypatch.setattr(bench_view, "run_bench", fake_bench)
+    app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(app.query("#bench-table")) and
+                         app.query_one("#bench-table", DataTable).row_count == 2)
+        assert status(app).startswith("newest saved run: ")
+        assert _rows(app, "#bench-table")[1][:3] == ["bf16", "320.0", "2048x2048x2048"]
+        assert len(_rows(app, "#bench-history")) == 1
+        text = screen_text(app)
+        assert "best GFLOPS per precision" in text and "GFLOPS over matrix size" in text
+
+        await pilot.press("R")
+        await wait_until(pilot, lambda: "(2/4 cases)" in status(app))
+        assert status(app).startswith("benchmarking cpu:0 bf16 512x512x512")
+        bar = app.query_one("#bench-progress")
+        assert bar.display and bar.total == 4 and bar.progress == 2
+        proceed.set()
+        await wait_until(pilot, lambda: status(app).startswith("measured just now"))
+        assert not bar.display
+        assert calls == [("quick", defaults()["bench"]["case_budget_s"], defaults()["bench"]["timeout_s"])]
+        bf16 = _rows(app, "#bench-table")[1]
+        assert bf16[:3] == ["bf16", "416.0", "2048x2048x2048"] and bf16[7] == f"{416 / 195:.2f}x"  # best against best
+        history = _rows(app, "#bench-history")
+        assert len(history) == 2 and history[1][2:4] == ["190.0", "320.0"]  # newest first
+        assert not app.query_one("#bench-run").disabled and app.query_one("#bench-cancel").disabled
+
+        table = app.query_one("#bench-history", DataTable)
+        table.focus()
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await pilot.pause(0.05)
+        header = [str(c.label) for c in app.query_one("#bench-table", DataTable).columns.values()]
+        assert header[-1].startswith("vs ")
+        assert _rows(app, "#bench-table")[1][-1] == f"{416 / 320:.2f}x"
+    assert len(store.load("bench-history", cpu_machine)[1]) == 2
+
+
+async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
+    started = threading.Event()
+
+    def slow_bench(machine, mode, budget, timeout, cancel, on_progress):
+        started.set()
+        cancel.wait(10)
+        return {}
+
+    monkeypatch.setattr(bench_view, "run_bench", slow_bench)
+    app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(app.query("#bench-status")))
+        assert status(app).startswith("no benchmark yet")
+        await pilot.click("#bench-run")
+        await wait_until(pilot, started.is_set)
+        assert app.query_one("#bench-run").disabled and not app.query_one("#bench-cancel").disabled
+        await pilot.click("#bench-cancel")
+        await wait_until(pilot, lambda: status(app) == "cancelled: nothing saved")
+        assert not app.query_one("#bench-run").disabled
+    assert store.load("bench-history", cpu_machine) is None

@@ -1,0 +1,136 @@
+"""The Checks and Plugins views under Pilot: injected results (status, fix, env; loaded, failed, why), then one
+real run of the built-in ROCm checks on a replayed Strix Halo."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from textual.widgets import DataTable, Static
+
+from conftest import MI300X, snapshot_dict
+from gpudash.config import defaults
+from gpudash.devices import discover
+from gpudash.plugin_manager import PluginRecord
+from gpudash.plugins_api import CheckResult
+from gpudash.tui import views
+from gpudash.tui.app import create_app
+from gpudash.tui.screens.checks_view import ChecksView
+from gpudash.tui.screens.plugins_view import PluginsView
+
+SIZE = (160, 48)
+
+
+def no_torch(machine) -> None:
+    """Stands in for the app's torch step (a replayed machine skips it anyway)."""
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def wait_until(pilot, condition, timeout: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def replayed(tmp_path, gfx="gfx1151", hip="7.1.25424"):
+    path = tmp_path / "amd.json"
+    runtime = {"torch": "2.9.0+rocm", "cuda": None, "hip": hip, "driver": "6.8"}
+    device = {**MI300X, "gfx_target": gfx, "name": "AMD Radeon 8060S"}
+    path.write_text(json.dumps(snapshot_dict(device, runtime=runtime)))
+    return discover(replay=str(path))
+
+
+INJECTED = [
+    CheckResult("rocm_checks", "known_issues", "amd:0", "warn", "bf16 is partial",
+                remediation="convert on the CPU", env={"MIOPEN_DEBUG_CONV_DIRECT": "0"}),
+    CheckResult("rocm_checks", "bf16_to_fp32", "amd:0", "skip", "not run: replayed"),
+    CheckResult("sample", "segfaults", "amd:0", "error", "the check killed its process: process killed by SIGSEGV"),
+]
+
+
+def inject(monkeypatch, spec):
+    """Replace the registry's view of the same id: the app builds views from gpudash.tui.views.VIEWS."""
+    monkeypatch.setattr(views, "VIEWS", [spec if v.id == spec.id else v for v in views.VIEWS])
+
+
+async def test_checks_view_shows_injected_results_fix_and_env(tmp_path, monkeypatch):
+    calls = []
+
+    def runner(machine, plugin_dirs, cancel, on_result):
+        calls.append(machine.label)
+        for result in INJECTED:
+            on_result(result)
+        return INJECTED, {"broken": ["failed to import broken: ImportError"]}
+
+    inject(monkeypatch, views.ViewSpec("checks", "Checks", "c", lambda app: ChecksView(app, runner=runner)))
+    app = create_app(replayed(tmp_path), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.query("#checks") and not app.query_one(ChecksView).running)
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert "rocm_checks/known_issues" in text and "warn" in text and "bf16 is partial" in text
+        assert "the check killed its process" in text
+        status = str(app.query_one("#checks-status", Static).render())
+        assert "1 warn, 1 error, 1 skip" in status and "1 plugin(s) with load errors" in status
+        detail = str(app.query_one("#checks-detail", Static).render())
+        assert "fix: convert on the CPU" in detail and "env: MIOPEN_DEBUG_CONV_DIRECT=0" in detail
+
+        table = app.query_one("#checks-table", DataTable)
+        table.focus()
+        await pilot.press("down")  # the detail follows the highlighted row
+        await pilot.pause(0.05)
+        assert "not run: replayed" in str(app.query_one("#checks-detail", Static).render())
+
+        await pilot.press("R")  # run again, from the key binding
+        await wait_until(pilot, lambda: len(calls) == 2 and not app.query_one(ChecksView).running)
+        await pilot.pause(0.05)
+        assert table.row_count == 3
+
+
+async def test_plugins_view_shows_loaded_and_failed_with_why(tmp_path, monkeypatch):
+    records = [
+        PluginRecord("rocm_checks", "entry point", "gpudash 0.1.0", "0.1.0", "plugins.rocm_checks.hooks", True,
+                     ["register_checks"], [],
+                     {"checks": ["known_issues", "fft_stability"], "benchmarks": [], "kernels": []}),
+        PluginRecord("typo_hook", "file", "/p/typo_hook.py", None, None, False, [],
+                     ["unknown hook 'register_chekcs' (did you mean 'register_checks'?)"]),
+    ]
+    inject(monkeypatch, views.ViewSpec("plugins", "Plugins", "l",
+                                       lambda app: PluginsView(app, loader=lambda dirs: records)))
+    app = create_app(replayed(tmp_path), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        await wait_until(pilot, lambda: app.query("#plugins-table")
+                         and app.query_one("#plugins-table", DataTable).row_count)
+        await pilot.pause(0.1)
+        text = screen_text(app)
+        assert "rocm_checks" in text and "2 checks" in text and "loaded" in text
+        assert "typo_hook" in text and "failed" in text
+        assert "2 plugins, 1 failed to load" in str(app.query_one("#plugins-status", Static).render())
+        table = app.query_one("#plugins-table", DataTable)
+        table.focus()
+        await pilot.press("down")
+        await pilot.pause(0.05)
+        detail = str(app.query_one("#plugins-detail", Static).render())
+        assert "why: unknown hook 'register_chekcs'" in detail
+
+
+async def test_checks_view_runs_the_real_rocm_checks_on_a_replay(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "rocm_checks")
+    app = create_app(replayed(tmp_path), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.query("#checks") and not app.query_one(ChecksView).running)
+        view = app.query_one(ChecksView)
+        by = {r.check: r for r in view.results}
+        assert by["known_issues"].status == "warn" and by["bf16_to_fp32"].summary == "not run: replayed"
+        assert "1 pass, 1 warn, 5 skip" in str(app.query_one("#checks-status", Static).render())
+        await pilot.press("l")  # and the real Plugins view lists the plugin that ran them
+        await wait_until(pilot, lambda: app.query("#plugins") and app.query_one(PluginsView).records)
+        assert [r.name for r in app.query_one(PluginsView).records] == ["rocm_checks"]

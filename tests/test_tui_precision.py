@@ -1,0 +1,122 @@
+"""The Precision view with Pilot: a replayed snapshot, remembered results, and a re-run with an injected
+prober (no real probe runs here)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from gpudash.config import defaults
+from gpudash.devices import Machine, discover
+from gpudash.measure import probe
+from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
+from gpudash.models import DeviceInfo, Host, Runtime
+from gpudash.tui.app import create_app
+from gpudash.tui.screens import precision_view
+
+SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
+SIZE = (150, 45)
+
+
+def no_torch(machine) -> None:
+    """Stands in for the app's torch step."""
+
+
+def screen_text(app) -> str:
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def detail(app) -> str:
+    return str(app.query_one("#prec-detail", Static).render())
+
+
+def status(app) -> str:
+    return str(app.query_one("#prec-status", Static).render())
+
+
+async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await pilot.pause(0.05)
+
+
+def _table_ready(app) -> bool:
+    return bool(app.query("#prec-table")) and app.query_one("#prec-table", DataTable).row_count > 0
+
+
+async def test_replayed_machine_shows_spec_and_is_never_probed(monkeypatch):
+    monkeypatch.setattr(precision_view, "run_probe", lambda *a: pytest.fail("a replayed machine must not be probed"))
+    app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("v")
+        await wait_until(pilot, lambda: _table_ready(app))
+        await pilot.pause(0.1)
+        table = app.query_one("#prec-table", DataTable)
+        assert table.row_count == 9
+        text = screen_text(app)
+        assert "amd:0 spec torch verified" in text and "fp8_e4m3" in text
+        assert "spec and torch only, never probed" in status(app)
+        assert "amd:0 fp64: spec native" in detail(app) and "not run: replayed" in detail(app)
+        table.focus()
+        for _ in range(5):  # down to fp8_e4m3: the detail follows the highlighted cell
+            await pilot.press("down")
+        await pilot.pause(0.05)
+        assert detail(app).startswith("amd:0 fp8_e4m3: spec native")
+        await pilot.press("R")
+        await pilot.pause(0.05)
+        assert any("never probed" in n.message for n in app._notifications)
+
+
+def _matrix(device: DeviceInfo, verdicts: dict[str, tuple[str, str | None]], when: str) -> PrecisionCapabilityMatrix:
+    results = {}
+    for name, (verdict, reason) in verdicts.items():
+        verified = {"verified": True, "slow_reference": True, "failed": False}[verdict]
+        results[name] = PrecisionTestResult(precision=name, supported=verified, verified=verified, verdict=verdict,
+                                            spec="native", torch=True, failure_reason=reason, max_rel_error=1e-3)
+    return PrecisionCapabilityMatrix(hardware_name=device.name, device=device.key, results=results,
+                                     measured_at=when, provenance="measured")
+
+
+async def test_remembered_results_show_at_once_and_rerun_updates_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    cpu = DeviceInfo(vendor="cpu", index=0, name="Test CPU", cpu_features=["avx512_bf16"], sources=["cpu"])
+    machine = Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[cpu])
+    probe.remember(machine, {cpu.key: _matrix(cpu, {"fp32": ("verified", None),
+                                                    "bf16": ("failed", "bfloat16 to fp32: 4097 values became 0")},
+                                              "2026-01-02T03:04:05+0000")})
+    events = []
+
+    def fake_prober(m, timeout_s, cancel, on_progress):
+        assert m is machine and timeout_s == defaults()["probe"]["timeout_s"]
+        on_progress({"event": "check", "device": cpu.key, "precision": "bf16", "check": "matmul", "done": 0, "total": 1})
+        events.append("ran")
+        return {cpu.key: _matrix(cpu, {"fp32": ("verified", None), "bf16": ("verified", None)},
+                                 "2026-02-03T04:05:06+0000")}
+
+    monkeypatch.setattr(precision_view, "run_probe", fake_prober)
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("v")
+        await wait_until(pilot, lambda: _table_ready(app))
+        assert "remembered probe from" in status(app)
+        table = app.query_one("#prec-table", DataTable)
+        assert table.row_count == 2
+        assert "✗" in str(table.get_cell_at((1, 1)))  # bf16 failed
+        table.focus()
+        await pilot.press("down")
+        await pilot.pause(0.05)
+        assert "became 0" in detail(app) and "measured 2026-01-02T03:04:05" in detail(app)
+
+        await wait_until(pilot, lambda: app.torch_state != "loading")
+        await pilot.press("R")
+        await wait_until(pilot, lambda: status(app).startswith("probed"))
+        assert events == ["ran"]
+        assert "✓" in str(table.get_cell_at((1, 1)))
+        assert not app.query_one("#prec-run").disabled
+    saved_at, matrices = probe.remembered(machine)
+    assert matrices[cpu.key].results["bf16"].verdict == "verified"
