@@ -53,7 +53,7 @@ def select_device(machine: Machine, selector: str | int | None) -> DeviceInfo:
         raise GpudashError("no devices found on this machine")
     if selector is None or selector == "":
         return next((d for d in devices if d.vendor != "cpu"), devices[0])
-    from gpudash.measure.probe import find_device
+    from gpudash.measure.device_names import find_device
 
     return find_device(machine, str(selector))
 

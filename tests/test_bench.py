@@ -304,14 +304,14 @@ def test_progress_bar_on_a_terminal():
 
 
 def bench_cmd_progress(stream):
-    from gpudash.cli.bench_cmd import Progress
+    from gpudash.cli.bench_progress import Progress
 
     return Progress(stream)
 
 
 def test_an_estimate_beaten_by_a_measurement_hides_every_estimated_efficiency():
     from gpudash.knowledge import Peak
-    from gpudash.measure.bench import _check_estimated_peaks
+    from gpudash.measure.bench_peaks import check_estimated_peaks as _check_estimated_peaks
     from gpudash.measure.schema import PrecisionTestResult
 
     peaks = {"fp32": Peak(166.1, "estimated", "formula"), "bf16": Peak(332.3, "estimated", "formula")}

@@ -11,9 +11,11 @@ from gpudash.devices import discover
 from gpudash.knowledge import peaks_for
 from gpudash.measure import bench
 from gpudash.measure.bench import Job, assemble
-from gpudash.measure.presets import PRESETS, mismatches, platform_of, presets_that_fit
-from gpudash.measure.profile import (CalibrationProfile, compare_profiles, load_profile, profile_from_report,
-                                     save_profile)
+from gpudash.measure.preset_platform import mismatches, platform_of, presets_that_fit
+from gpudash.measure.presets import PRESETS
+from gpudash.measure.profile import CalibrationProfile, load_profile, save_profile
+from gpudash.measure.profile_compare import compare_profiles
+from gpudash.measure.profile_report import profile_from_report
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.devices.machine import Machine

@@ -66,7 +66,8 @@ class _Child:
         self.events: queue.Queue = queue.Queue()
         self.output: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._read_events, daemon=True).start()
-        threading.Thread(target=self._read_output, daemon=True).start()
+        self._output_reader = threading.Thread(target=self._read_output, daemon=True)
+        self._output_reader.start()
         self.proc.stdin.write(payload)
         self.proc.stdin.close()
 
@@ -82,6 +83,12 @@ class _Child:
     def _read_output(self) -> None:
         for line in self.proc.stderr:
             self.output.append(line.rstrip("\n"))
+
+    def drain_output(self) -> str:
+        """All the child printed, once it has exited: output and events come through separate pipes,
+        so the last lines may still be in flight when the last event arrives."""
+        self._output_reader.join(timeout=2.0)
+        return "\n".join(self.output)
 
     def kill(self) -> None:
         try:
@@ -120,6 +127,7 @@ def _run_child(tasks, start, results, cancel, on_progress, on_result, env) -> in
 
 def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> int:
     current, began = None, time.monotonic()
+    last_done = None
 
     def finish(i: int, status: str, value=None, error=None) -> None:
         results[i] = TaskResult(tasks[i], status, value, error, time.monotonic() - began, "\n".join(child.output))
@@ -150,13 +158,18 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
         elif event == "progress" and on_progress and current is not None:
             on_progress(current, msg.get("info") or {})
         elif event == "done":
-            finish(start + msg["task"], OK, value=msg.get("value"))
+            last_done = start + msg["task"]
+            finish(last_done, OK, value=msg.get("value"))
             current = None
         elif event == "error":
-            finish(start + msg["task"], ERROR, error=msg.get("error"))
+            last_done = start + msg["task"]
+            finish(last_done, ERROR, error=msg.get("error"))
             current = None
         elif event == "eof":
             code = child.proc.wait()
+            tail = child.drain_output()
+            if last_done is not None:  # what it printed may have arrived after its "done"
+                results[last_done].output_tail = tail
             if current is not None:
                 finish(current, CRASHED, error=_describe_exit(code))
                 return current + 1

@@ -40,27 +40,29 @@ def run(device: str, nbytes: int, measure_s: float, case_budget_s: float,
 
 
 def _copy(torch, device, nbytes, clock, measure_s, case_budget_s) -> dict:
-    try:
+    def prepare():
         src = torch.ones(nbytes, dtype=torch.uint8, device=device)
         dst = torch.empty_like(src).fill_(2)  # touched now, so the timed copies do not pay for page faults
-        timing = measure(lambda: dst.copy_(src), clock, measure_s=measure_s, case_budget_s=case_budget_s)
-        return _result("copy", nbytes, 2 * nbytes, timing)
-    except OverBudget as exc:
-        return {"op": "copy", "status": "over_budget", "bytes": nbytes, "call_s": exc.call_s,
-                "reason": f"one copy took {exc.call_s:.3g} s, over the {case_budget_s:g} s case budget"}
-    except Exception as exc:
-        return {"op": "copy", "status": "error", "bytes": nbytes, "reason": error_text(exc)}
+        return lambda: dst.copy_(src)
+    return _case("copy", nbytes, 2 * nbytes, prepare, clock, measure_s, case_budget_s)
 
 
 def _host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s) -> dict:
-    try:
+    def prepare():
         host = torch.ones(nbytes, dtype=torch.uint8).pin_memory()
         dst = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(2)
-        timing = measure(lambda: dst.copy_(host, non_blocking=True), clock,
-                         measure_s=measure_s, case_budget_s=case_budget_s)
-        return _result("host_to_device", nbytes, nbytes, timing)
+        return lambda: dst.copy_(host, non_blocking=True)
+    return _case("host_to_device", nbytes, nbytes, prepare, clock, measure_s, case_budget_s)
+
+
+def _case(op: str, nbytes: int, moved: int, prepare: Callable[[], Callable[[], object]], clock, measure_s,
+          case_budget_s) -> dict:
+    """Time the copy `prepare()` returns; `moved` bytes count toward GB/s. Failures become the case's status."""
+    try:
+        timing = measure(prepare(), clock, measure_s=measure_s, case_budget_s=case_budget_s)
+        return _result(op, nbytes, moved, timing)
     except OverBudget as exc:
-        return {"op": "host_to_device", "status": "over_budget", "bytes": nbytes, "call_s": exc.call_s,
+        return {"op": op, "status": "over_budget", "bytes": nbytes, "call_s": exc.call_s,
                 "reason": f"one copy took {exc.call_s:.3g} s, over the {case_budget_s:g} s case budget"}
     except Exception as exc:
-        return {"op": "host_to_device", "status": "error", "bytes": nbytes, "reason": error_text(exc)}
+        return {"op": op, "status": "error", "bytes": nbytes, "reason": error_text(exc)}

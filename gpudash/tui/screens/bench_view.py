@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, ProgressBar, Select, Static
 from textual_plotext import PlotextPlot
 
-from gpudash.cli.bench_cmd import HEADER, bandwidth_line, precision_rows
+from gpudash.cli.bench_render import HEADER, bandwidth_line, precision_rows
 
 if TYPE_CHECKING:
     from gpudash.measure.bench import BenchReport

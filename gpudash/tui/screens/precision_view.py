@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
-from gpudash.cli.probe_cmd import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
+from gpudash.cli.probe_render import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
 
 if TYPE_CHECKING:
     from gpudash.measure.schema import PrecisionCapabilityMatrix

@@ -1,0 +1,36 @@
+"""Remembered probe results: the last measured matrices of a machine, for the TUI and gpudash.amp."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpudash import store
+from gpudash.devices import Machine
+from gpudash.measure.probe_report import PROBE_VERSION
+from gpudash.measure.schema import PrecisionCapabilityMatrix
+
+STORE_KIND = "probe"
+
+
+def remember(machine: Machine, matrices: dict[str, PrecisionCapabilityMatrix]) -> Any:
+    """Save measured matrices (merged with those of devices not probed this time); replays are not saved."""
+    if machine.replayed:
+        return None
+    previous = remembered(machine)
+    merged = dict(previous[1]) if previous else {}
+    merged.update({k: m for k, m in matrices.items() if m.provenance == "measured"})
+    return store.save(STORE_KIND, machine, {"version": PROBE_VERSION,
+                                             "matrices": {k: m.to_dict() for k, m in merged.items()}})
+
+
+def remembered(machine: Machine) -> tuple[str, dict[str, PrecisionCapabilityMatrix]] | None:
+    """(saved_at, {device key: matrix}) of the last saved probe of this machine, or None."""
+    record = store.load(STORE_KIND, machine)
+    if record is None:
+        return None
+    saved_at, data = record
+    try:
+        matrices = {k: PrecisionCapabilityMatrix.from_dict(v) for k, v in data["matrices"].items()}
+    except (KeyError, TypeError, AttributeError):
+        return None  # an older or damaged record counts as none
+    return saved_at, matrices
