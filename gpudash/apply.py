@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudash.errors import GpudashError
+from gpudash.fileio import read_user_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,14 +45,7 @@ class ExportFileError(GpudashError, ValueError):
 def read_tree(path: str | os.PathLike) -> dict[str, Any]:
     """The raw tree of an export file (TOML, or JSON by extension or content)."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ExportFileError(f"{p}: export file not found (write one with `gpudash export -o {p}`)") from None
-    except IsADirectoryError:
-        raise ExportFileError(f"{p}: is a directory, not an export file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ExportFileError(f"{p}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_user_file(p, "export file", ExportFileError, hint=f" (write one with `gpudash export -o {p}`)")
     if p.suffix.lower() == ".json" or text.lstrip().startswith("{"):
         try:
             tree = json.loads(text)

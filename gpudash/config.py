@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from gpudash.errors import UsageError
+from gpudash.fileio import read_user_file
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -141,12 +142,7 @@ def load_config(explicit: str | None = None, warn: Callable[[str], None] | None 
     path = find_config(explicit)
     if path is None:
         return config
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: config file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read config: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_user_file(path, "config file", UsageError)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -20,7 +20,7 @@ from gpudash import __version__
 from gpudash.devices import Machine
 from gpudash.errors import GpudashError, UsageError
 from gpudash.fileio import atomic_write_text
-from gpudash.models import DeviceInfo
+from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.recommend import Facts, Settings, choose_dtype, facts_for, recommend
 from gpudash.recommend.facts import BatchTrial, ModelMemory, check_as_dict
 from gpudash.recommend.model_spec import analytic_memory, describe, model_spec
@@ -84,7 +84,7 @@ def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], ben
         host_logical_cores=_host_cores(machine),
         accelerators_on_host=sum(1 for d in machine.devices if d.vendor != "cpu"),
         memory_available_bytes=_available_memory(machine, device), bench_mode=bench,
-        generated=time.strftime("%Y-%m-%dT%H:%M:%S%z"), gpudash_version=__version__,
+        generated=now_iso(), gpudash_version=__version__,
     )
 
 
@@ -190,7 +190,7 @@ def export_settings(machine: Machine, config: dict[str, Any], *, device: str | i
         _formula(facts, model_spec(config), choose_dtype(facts).dtype, "--bench none runs no model")
     else:
         if machine.replayed:
-            facts.not_run["probe"] = facts.not_run["bench"] = "not run: replayed"
+            facts.not_run["probe"] = facts.not_run["bench"] = NOT_RUN_REPLAYED
         else:
             step("probe", _probe, machine, dev, config, facts, status)
             step("bench", _bench, machine, dev, config, facts, bench, status)

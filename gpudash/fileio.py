@@ -37,3 +37,17 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
     return existed
+
+
+def read_user_file(path: str | os.PathLike, what: str, error: type[GpudashError] = GpudashError,
+                   hint: str = "") -> str:
+    """The text of a file the user named; any problem is one line naming the file and what it was for."""
+    target = Path(path)
+    try:
+        return target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{target}: {what} not found{hint}") from None
+    except IsADirectoryError:
+        raise error(f"{target}: is a directory ({what} expected)") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{target}: cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None

@@ -15,6 +15,16 @@ VENDORS = ("nvidia", "amd", "cpu")
 # Where a figure came from (design rule 1).
 MEASURED, SPEC, REPLAYED, ESTIMATED = "measured", "spec", "replayed", "estimated"
 
+# Why nothing was measured on a replayed machine, worded the same in every output.
+NOT_RUN_REPLAYED = "not run: replayed"
+
+
+def now_iso() -> str:
+    """Local time with its offset, the form every gpudash timestamp takes (2026-11-22T00:53:47+0000)."""
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
 
 @dataclass
 class ProcessUsage:

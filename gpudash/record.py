@@ -8,7 +8,7 @@ from typing import Any, Callable
 from gpudash import __version__
 from gpudash.devices import Machine
 from gpudash.devices.snapshot_file import FORMAT, VERSION
-from gpudash.models import to_dict
+from gpudash.models import now_iso, to_dict
 
 _SKIP = {"sources", "extra"}
 
@@ -35,7 +35,7 @@ def record(machine: Machine, seconds: float, interval: float,
         "format": FORMAT,
         "version": VERSION,
         "gpudash_version": __version__,
-        "recorded": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "recorded": now_iso(),
         "host": to_dict(machine.host),
         "runtime": to_dict(machine.runtime),
         "devices": [_device_entry(d, per_device[d.key]) for d in machine.devices],

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
 from gpudash.fileio import atomic_write_text
+from gpudash.models import now_iso
 
 
 def state_dir() -> Path:
@@ -36,7 +36,7 @@ def save(kind: str, machine, data: Any) -> Path:
     """Store `data` with the time it was saved; later saves of the same kind replace it."""
     path = _path(kind, machine)
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "data": data}
+    record = {"saved_at": now_iso(), "data": data}
     atomic_write_text(path, json.dumps(record, indent=1))
     return path
 
@@ -54,5 +54,5 @@ def append_history(kind: str, machine, data: Any, keep: int = 20) -> Path:
     """Keep the last `keep` runs (for before/after comparisons), newest last."""
     previous = load(f"{kind}-history", machine)
     runs = previous[1] if previous and isinstance(previous[1], list) else []
-    runs.append({"saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "data": data})
+    runs.append({"saved_at": now_iso(), "data": data})
     return save(f"{kind}-history", machine, runs[-keep:])

@@ -1,6 +1,5 @@
 """Config: documented defaults, search order, and one-line errors for bad files."""
 
-import sys
 from pathlib import Path
 
 import pytest

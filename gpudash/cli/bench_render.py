@@ -5,6 +5,8 @@ The TUI's Benchmarks view draws its table from `precision_rows` and `HEADER` too
 
 from __future__ import annotations
 
+from gpudash.models import NOT_RUN_REPLAYED
+
 DASH = "–"
 HEADER = ["precision", "best GFLOPS", "at shape", "median", "latency ms (p10-p90)", "efficiency",
           "peak (provenance)", "vs fp32"]
@@ -92,7 +94,7 @@ def render(data: dict) -> str:
         title += f" · preset {data['preset']}"
     lines = [title]
     for dev in data["devices"]:
-        when = dev.get("measured_at") or ("not run: replayed" if dev.get("replayed") else "not run")
+        when = dev.get("measured_at") or (NOT_RUN_REPLAYED if dev.get("replayed") else "not run")
         took = f" · {dev['duration_s']:.1f} s" if dev.get("duration_s") else ""
         torch_v = f" · torch {dev['torch']}" if dev.get("torch") else ""
         lines += ["", f"[{dev['key']}] {dev['name']} · {when}{took}{torch_v}"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudash.errors import UsageError
+from gpudash.fileio import read_user_file
 from gpudash.models import VENDORS
 
 FORMAT = "gpudash-snapshot"
@@ -33,14 +34,7 @@ def _fail(path: Path, where: str, problem: str) -> UsageError:
 
 def read_snapshot(path: str | Path) -> dict[str, Any]:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(f"{path}: snapshot file not found") from None
-    except IsADirectoryError:
-        raise UsageError(f"{path}: is a directory, not a snapshot file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read snapshot: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_user_file(path, "snapshot file", UsageError)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

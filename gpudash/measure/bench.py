@@ -22,7 +22,7 @@ from gpudash.measure.bench_watchdog import Watchdog
 from gpudash.measure.device_names import torch_device
 from gpudash.measure.interruptible import run_interruptibly
 from gpudash.measure.runner import TaskResult, run_tasks
-from gpudash.models import DeviceInfo
+from gpudash.models import DeviceInfo, now_iso
 from gpudash.precisions import PRECISIONS
 
 __all__ = ["BenchReport", "Job", "Plan", "assemble", "bench_json", "bench_machine", "default_precisions",
@@ -60,7 +60,7 @@ def bench_machine(machine, devices=None, precisions: Iterable[str] | None = None
     if machine.replayed:
         return {d.key: replayed_report(d, wanted, mode, peak_overrides) for d in chosen}
 
-    started, measured_at = time.monotonic(), time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    started, measured_at = time.monotonic(), now_iso()
     per_device: dict[str, tuple[list[Job], list[str], dict[str, str]]] = {}
     for device in chosen:
         if wanted is None:

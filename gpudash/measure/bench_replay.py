@@ -6,10 +6,9 @@ from gpudash.knowledge import arch_for, peak_memory_bandwidth_gbps
 from gpudash.measure.bench_peaks import bench_peaks, peak_provenance
 from gpudash.measure.bench_report import BenchReport
 from gpudash.measure.schema import NOT_RUN, PrecisionCapabilityMatrix, PrecisionTestResult
-from gpudash.models import REPLAYED, DeviceInfo
+from gpudash.models import NOT_RUN_REPLAYED, REPLAYED, DeviceInfo
 from gpudash.precisions import PRECISIONS
 
-NOT_RUN_REPLAYED = "not run: replayed"
 
 
 def replayed_report(device: DeviceInfo, precisions: list[str] | None, mode: str, overrides: dict | None) -> BenchReport:

@@ -10,7 +10,6 @@ their public names from here.
 from __future__ import annotations
 
 import threading
-import time
 from typing import Any, Callable, Iterable
 
 from gpudash.devices import Machine
@@ -23,7 +22,7 @@ from gpudash.measure.probe_report import precision_json, probe_json
 from gpudash.measure.probe_store import remember, remembered
 from gpudash.measure.probe_verdict import RATE_EXEMPT, SLOW_REFERENCE_FRACTION, judge
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
-from gpudash.models import DeviceInfo
+from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.precisions import PRECISIONS
 
 __all__ = ["RATE_EXEMPT", "REPLAYED_REASON", "SLOW_REFERENCE_FRACTION", "TASK_TARGET", "find_device", "fp8_flavours",
@@ -31,7 +30,7 @@ __all__ = ["RATE_EXEMPT", "REPLAYED_REASON", "SLOW_REFERENCE_FRACTION", "TASK_TA
 
 # The child-side entry point. Tests point this at a wrapper that plants faults; nothing else changes it.
 TASK_TARGET = "gpudash.measure.probe_tasks.entry:run_probe"
-REPLAYED_REASON = "not run: replayed"
+REPLAYED_REASON = NOT_RUN_REPLAYED
 
 ProgressFn = Callable[[dict[str, Any]], None]
 
@@ -96,7 +95,7 @@ def probe_machine(machine: Machine, devices: Iterable[DeviceInfo | str] | None =
                          "total": len(tasks), "verdict": verdict.verdict, "seconds": round(task_result.duration_s, 2),
                          "reason": verdict.failure_reason})
 
-    measured_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    measured_at = now_iso()
     if tasks:
         for task_result in runner.run_tasks(tasks, cancel=cancel, on_progress=progress, on_result=finished):
             device, precision = plan[position[id(task_result.task)]]

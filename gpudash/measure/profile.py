@@ -21,7 +21,7 @@ from typing import Any
 
 from gpudash import __version__
 from gpudash.errors import GpudashError
-from gpudash.fileio import atomic_write_text
+from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import from_dict, to_dict
 
@@ -93,12 +93,7 @@ def save_profile(profile: CalibrationProfile, path) -> bool:
 
 def load_profile(path) -> CalibrationProfile:
     """Read a profile; any problem is one line naming the file."""
-    try:
-        text = open(path, encoding="utf-8").read()
-    except FileNotFoundError:
-        raise GpudashError(f"{path}: profile not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GpudashError(f"{path}: cannot read profile: {getattr(exc, 'strerror', None) or exc}") from None
+    text = read_user_file(path, "profile")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from gpudash.models import NOT_RUN_REPLAYED  # noqa: F401  (public: plugins skip with it)
 from gpudash.plugins_api.devices import Device
 from gpudash.plugins_api.plain_data import PlainData
 
@@ -13,7 +14,6 @@ PASS, WARN, FAIL, SKIP = "pass", "warn", "fail", "skip"
 STATUSES = (PASS, WARN, FAIL, SKIP)
 # Given by gpudash, never by a check: the check itself raised, hung, or killed its process.
 ERROR = "error"
-NOT_RUN_REPLAYED = "not run: replayed"
 
 
 @dataclass

@@ -22,7 +22,6 @@ from textual_plotext import PlotextPlot
 from gpudash.cli.bench_render import HEADER, bandwidth_line, precision_rows
 
 if TYPE_CHECKING:
-    from gpudash.measure.bench import BenchReport
     from gpudash.tui.app import GpudashApp
 
 # bencher(machine, mode, case_budget_s, timeout_s, cancel, on_progress) -> {device key: BenchReport}
