@@ -101,7 +101,7 @@ def test_the_fp8_kernel_itself_computes_correctly():
         pytest.skip("this torch has no fp8 _scaled_mm")
     gen = torch.Generator().manual_seed(1)
     x, w = torch.randn(32, 64, generator=gen), torch.randn(48, 64, generator=gen)
-    y = FP8_OCP.implementation(x, w)  # torch's reference _scaled_mm kernel runs on the CPU
+    y = FP8_OCP.implementation(x, w)  # torch's _scaled_mm runs on the CPU in software
     assert y.dtype == torch.float32 and y.shape == (32, 48)
     assert 1e-4 < rel_error(y, x @ w.t()) < 0.1  # fp8 e4m3 keeps 4 significant bits
 

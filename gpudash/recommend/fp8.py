@@ -58,7 +58,7 @@ def torchao(facts: Facts, native: bool) -> tuple[bool, str]:
         return True, ("torchao.float8.convert_to_float8_training runs on torch._scaled_mm here; "
                       "compile the model (torch.compile) for a speedup")
     if facts.is_cpu:
-        return False, "not useful: torch._scaled_mm on a CPU is a slow reference kernel"
+        return False, "not useful: a CPU has no fp8 hardware, so torch._scaled_mm gains nothing over bf16 or fp32"
     return False, ("not usable: torchao float8 training needs torch._scaled_mm hardware "
                    "(NVIDIA cc >= 8.9, AMD MI300+/RDNA4)")
 

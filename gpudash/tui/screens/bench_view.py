@@ -163,10 +163,10 @@ class BenchView(Vertical):
         if self.runs:
             saved_at, data = self.runs[0]
             self.show(data, f"run of {saved_at}")
-            self._status(f"newest saved run: {saved_at} · R runs the quick sweep, F the full one")
+            self._status(f"newest run {saved_at} · R: quick sweep · F: full")
         else:
             self.show(None, "")
-            self._status("no benchmark yet · R runs the quick sweep (about half a minute on a small CPU), F the full one")
+            self._status("no benchmark yet · R: quick sweep (about half a minute on a small CPU) · F: full")
 
     # Drawing -----------------------------------------------------------------------------------
 

@@ -125,7 +125,7 @@ class PrecisionView(Vertical):
         if saved:
             self.show(matrices, f"remembered probe from {saved[0]} · press R to re-run")
         else:
-            self.show(matrices, "not probed yet: spec and torch only · press R to run the probe")
+            self.show(matrices, "not probed yet: spec tables, and torch where it reported · press R to run the probe")
 
     def _machine_changed(self, _machine=None) -> None:
         if not self.running:  # torch's view may add devices or the torch answers
