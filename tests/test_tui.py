@@ -19,6 +19,7 @@ from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.help import HelpScreen
 from gpudash.tui.widgets import DeviceCard, Gauge, PrecisionBadges
+from tui_helpers import no_torch, screen_text, wait_until
 
 EXAMPLE_H100 = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "h100-80gb.json"
 SIZE = (140, 45)
@@ -31,21 +32,7 @@ def fast_config(interval: float = 0.1) -> dict:
     return config
 
 
-def no_torch(machine: Machine) -> None:
-    """Stands in for the torch step: nothing to merge."""
 
-
-def screen_text(app) -> str:
-    """What the terminal shows right now, as plain text (the compositor's current lines)."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-async def wait_until(pilot, condition, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def gpu(name="NVIDIA GeForce RTX 3060", index=0, cc="8.6") -> DeviceInfo:
@@ -74,7 +61,7 @@ def h100_path(tmp_path) -> Path:
 async def test_replayed_h100_card_shows_identity_badges_and_says_replayed(h100_path):
     app = create_app(discover(replay=str(h100_path), include_torch=False), fast_config())
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.latest)
+        await wait_until(pilot, lambda: app.latest, timeout=5.0)
         await pilot.pause(0.1)
         text = screen_text(app)
         assert "H100" in text and "Hopper" in text and "cc 9.0" in text
@@ -92,14 +79,14 @@ async def test_live_cpu_card_shows_name_memory_and_utilization_updates(no_vendor
     async with app.run_test(size=SIZE) as pilot:
         card = app.query_one(DeviceCard)
         util = card.query_one("#util", Gauge)
-        await wait_until(pilot, lambda: card.sample is not None)
+        await wait_until(pilot, lambda: card.sample is not None, timeout=5.0)
         first = card.sample
         assert util.fraction is not None and util.text == f"{first.utilization_pct:.0f}%"
         assert "GiB" in card.query_one("#memory", Gauge).text
         text = screen_text(app)
         assert cpu.name[:20] in text and "CPU 0" in text
         # The next poll brings a new reading, and the gauge follows it.
-        await wait_until(pilot, lambda: card.sample is not first)
+        await wait_until(pilot, lambda: card.sample is not first, timeout=5.0)
         assert util.text == f"{card.sample.utilization_pct:.0f}%"
         assert len(app.history) >= 2
 
@@ -151,7 +138,7 @@ async def test_unavailable_fields_show_na_and_their_reason():
     app = create_app(machine_of([gpu()], sample), fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         card = app.query_one(DeviceCard)
-        await wait_until(pilot, lambda: card.sample is not None)
+        await wait_until(pilot, lambda: card.sample is not None, timeout=5.0)
         await pilot.pause(0.05)
         text = screen_text(app)
         assert "power n/a" in text and "temp n/a" in text and "clock 1500 MHz" in text
@@ -173,10 +160,10 @@ async def test_first_frame_does_not_wait_for_torch_and_torch_view_refreshes_card
     cpu = DeviceInfo(vendor="cpu", index=0, name="Test CPU", memory_total_bytes=8 * GIB, sources=["cpu"])
     app = create_app(machine_of([cpu], Sample(utilization_pct=3)), fast_config(), add_torch_view=slow_torch_view)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "Test CPU" in screen_text(app))
+        await wait_until(pilot, lambda: "Test CPU" in screen_text(app), timeout=5.0)
         assert "torch loading…" in screen_text(app) and app.torch_state == "loading"
         release.set()
-        await wait_until(pilot, lambda: len(app.query(DeviceCard)) == 2)
+        await wait_until(pilot, lambda: len(app.query(DeviceCard)) == 2, timeout=5.0)
         await pilot.pause(0.1)
         text = screen_text(app)
         assert app.torch_state == "ready"
@@ -188,7 +175,7 @@ async def test_charts_replot_only_when_a_column_of_history_has_passed():
     app = create_app(machine_of([gpu()], Sample(utilization_pct=40)), config, add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         chart = app.query_one(DeviceCard).chart
-        await wait_until(pilot, lambda: chart._plotted_data)  # the first reading is drawn at once
+        await wait_until(pilot, lambda: chart._plotted_data, timeout=5.0)  # the first reading is drawn at once
         replots = chart.replots
         await pilot.pause(1.0)
         assert len(app.history) >= 6
@@ -202,7 +189,7 @@ async def test_a_failing_torch_step_is_reported_not_fatal():
 
     app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=broken_torch_view)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: app.torch_state == "failed")
+        await wait_until(pilot, lambda: app.torch_state == "failed", timeout=5.0)
         await pilot.pause(0.1)
         text = screen_text(app)
         assert "torch n/a" in text and "libtorch_cuda.so" in text
@@ -224,7 +211,7 @@ async def test_views_come_from_the_registry_and_are_built_when_first_shown(monke
         assert views.VIEWS[0].id == "dashboard" and app.query(DeviceCard)
         assert not built  # not built until shown
         app.action_show_view("extra")
-        await wait_until(pilot, lambda: app.query("#extra"))
+        await wait_until(pilot, lambda: app.query("#extra"), timeout=5.0)
         await pilot.pause(0.05)
         assert built == [app] and "extra view for testbox" in screen_text(app)
         await pilot.press("d")
@@ -235,11 +222,11 @@ async def test_views_come_from_the_registry_and_are_built_when_first_shown(monke
 async def test_pause_stops_polling_and_resume_restarts_it():
     app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: len(app.history) >= 1)
+        await wait_until(pilot, lambda: len(app.history) >= 1, timeout=5.0)
         await pilot.press("p")
-        await wait_until(pilot, lambda: not app._polling)  # a poll in flight may still land
+        await wait_until(pilot, lambda: not app._polling, timeout=5.0)  # a poll in flight may still land
         paused_at = len(app.history)
         await pilot.pause(0.4)
         assert len(app.history) == paused_at and "paused" in app.sub_title
         await pilot.press("p")
-        await wait_until(pilot, lambda: len(app.history) > paused_at)
+        await wait_until(pilot, lambda: len(app.history) > paused_at, timeout=5.0)

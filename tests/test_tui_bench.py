@@ -4,7 +4,6 @@ progress, cancel, and the before/after comparison. No real benchmark runs here."
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
 from gpudash.tui.screens import bench_view
+from tui_helpers import no_torch, screen_text, wait_until
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (150, 50)
@@ -26,24 +26,11 @@ CPU = DeviceInfo(vendor="cpu", index=0, name="Test CPU", multiprocessors=2, max_
                  extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"})
 
 
-def no_torch(machine) -> None:
-    """Stands in for the app's torch step."""
-
-
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def status(app) -> str:
     return str(app.query_one("#bench-status", Static).render())
 
-
-async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def _reports(rates: dict[str, dict[tuple, float]]) -> dict:

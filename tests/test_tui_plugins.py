@@ -4,7 +4,6 @@ real run of the built-in ROCm checks on a replayed Strix Halo."""
 from __future__ import annotations
 
 import json
-import time
 
 from textual.widgets import DataTable, Static
 
@@ -17,24 +16,12 @@ from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.checks_view import ChecksView
 from gpudash.tui.screens.plugins_view import PluginsView
+from tui_helpers import no_torch, screen_text, wait_until
 
 SIZE = (160, 48)
 
 
-def no_torch(machine) -> None:
-    """Stands in for the app's torch step (a replayed machine skips it anyway)."""
 
-
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-async def wait_until(pilot, condition, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def replayed(tmp_path, gfx="gfx1151", hip="7.1.25424"):

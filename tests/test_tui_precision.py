@@ -3,7 +3,6 @@ prober (no real probe runs here)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -16,17 +15,12 @@ from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResul
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
 from gpudash.tui.screens import precision_view
+from tui_helpers import no_torch, screen_text, wait_until
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (150, 45)
 
 
-def no_torch(machine) -> None:
-    """Stands in for the app's torch step."""
-
-
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def detail(app) -> str:
@@ -36,13 +30,6 @@ def detail(app) -> str:
 def status(app) -> str:
     return str(app.query_one("#prec-status", Static).render())
 
-
-async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 def _table_ready(app) -> bool:

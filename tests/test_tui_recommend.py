@@ -3,7 +3,6 @@ that writes the same file as `gpudash export --bench none`. Nothing is probed or
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 try:
@@ -17,25 +16,13 @@ from gpudash.cli import main
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.tui.app import create_app
+from tui_helpers import no_torch, screen_text, wait_until
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (160, 48)
 
 
-def no_torch(machine) -> None:
-    """Stands in for the app's torch step (a replayed machine skips it anyway)."""
 
-
-def screen_text(app) -> str:
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await pilot.pause(0.05)
 
 
 async def test_recommendations_view_shows_reasons_and_exports_the_cli_file(tmp_path, capsys):
