@@ -39,7 +39,7 @@ def source_line(machine: Machine, torch_state: str) -> str:
 
 
 class GpudashApp(App[int]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = ["app.tcss", "views.tcss"]
     TITLE = "gpudash"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit gpudash"),

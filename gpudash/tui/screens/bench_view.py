@@ -88,19 +88,6 @@ class SizeLines(PlotextPlot):
 
 
 class BenchView(Vertical):
-    DEFAULT_CSS = """
-    BenchView { height: 1fr; padding: 0 1; }
-    BenchView #bench-top { height: 3; margin-top: 1; }
-    BenchView #bench-status { width: 1fr; height: 3; color: $text-muted; content-align: left middle; }
-    BenchView #bench-device { width: 24; }
-    BenchView #bench-progress { height: 1; margin: 0 0 1 0; }
-    BenchView #bench-charts { height: 14; }
-    BenchView #bench-table { height: 1fr; min-height: 6; margin-top: 1; }
-    BenchView #bench-bottom { height: 9; margin-top: 1; }
-    BenchView #bench-history { width: 1fr; }
-    BenchView #bench-notes { width: 1fr; padding: 0 1; background: $boost; color: $text; }
-    """
-
     BINDINGS = [
         Binding("R", "run('quick')", "Run quick", tooltip="benchmark every precision with the quick sweep"),
         Binding("F", "run('full')", "Run full", tooltip="the long mamf-finder style sweep"),

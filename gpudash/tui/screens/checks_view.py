@@ -48,16 +48,6 @@ def describe(result: CheckResult) -> str:
 
 
 class ChecksView(Vertical):
-    DEFAULT_CSS = """
-    ChecksView { height: 1fr; padding: 0 1; }
-    ChecksView #checks-top { height: 3; margin-top: 1; }
-    ChecksView #checks-status { width: 1fr; height: 3; color: $text-muted; content-align: left middle; }
-    ChecksView #checks-table { height: 1fr; margin-top: 1; }
-    ChecksView #checks-detail {
-        height: auto; min-height: 4; max-height: 14; margin: 1 0; padding: 0 1; background: $boost; color: $text;
-    }
-    """
-
     BINDINGS = [Binding("R", "run_checks", "Run checks", tooltip="run every plugin check again")]
 
     app: GpudashApp

@@ -51,15 +51,6 @@ def explain(record: PluginRecord) -> str:
 
 
 class PluginsView(Vertical):
-    DEFAULT_CSS = """
-    PluginsView { height: 1fr; padding: 0 1; }
-    PluginsView #plugins-status { height: auto; margin-top: 1; color: $text-muted; }
-    PluginsView #plugins-table { height: 1fr; margin-top: 1; }
-    PluginsView #plugins-detail {
-        height: auto; min-height: 4; max-height: 14; margin: 1 0; padding: 0 1; background: $boost; color: $text;
-    }
-    """
-
     BINDINGS = [Binding("R", "reload", "Reload plugins", tooltip="look for plugins again")]
 
     app: GpudashApp

@@ -69,15 +69,6 @@ def describe(key: str, name: str, entry: dict, measured_at: str | None) -> str:
 
 
 class PrecisionView(Vertical):
-    DEFAULT_CSS = """
-    PrecisionView { height: 1fr; padding: 0 1; }
-    PrecisionView #prec-top { height: 3; margin-top: 1; }
-    PrecisionView #prec-status { width: 1fr; height: 3; color: $text-muted; content-align: left middle; }
-    PrecisionView #prec-table { height: 1fr; margin-top: 1; }
-    PrecisionView #prec-detail { height: 7; margin-top: 1; padding: 0 1; background: $boost; color: $text; }
-    PrecisionView #prec-legend { height: auto; margin: 1 0; color: $text-muted; }
-    """
-
     BINDINGS = [Binding("R", "run_probe", "Re-run probe", tooltip="run every precision on every device again")]
 
     app: GpudashApp

@@ -30,18 +30,6 @@ def _shown(value) -> str:
 class RecommendView(Vertical):
     """Settings table (setting, value, provenance), the highlighted row's reason, the TOML, and actions."""
 
-    DEFAULT_CSS = """
-    RecommendView { height: 1fr; padding: 0 1; }
-    RecommendView #rec-status { height: auto; margin: 1 0 0 0; color: $text-muted; }
-    RecommendView #rec-body { height: 1fr; margin-top: 1; }
-    RecommendView #rec-table { width: 3fr; height: 1fr; }
-    RecommendView #rec-preview-box { width: 2fr; height: 1fr; border: round $primary 50%; padding: 0 1; }
-    RecommendView #rec-reason { height: 3; margin-top: 1; color: $text; background: $boost; padding: 0 1; }
-    RecommendView #rec-actions { height: 3; margin-top: 1; }
-    RecommendView #rec-path { width: 1fr; }
-    RecommendView Button { margin-left: 1; }
-    """
-
     BINDINGS = [
         Binding("x", "export", "Export", tooltip="write the settings file (the same file as `gpudash export`)"),
         Binding("R", "measure", "Measure", tooltip="re-run with probes, a quick benchmark and checks"),
