@@ -1,28 +1,70 @@
-"""The child side of plugin runs: task functions the runner calls to run one named check or benchmark.
+"""The child side of plugin runs: task functions the runner calls in a child process.
 
-The child re-creates the plugin manager from the sources the parent used (entry points, plugin dirs), once
-per child process, then finds the plugin's check or benchmark by name and runs it. Whatever goes wrong
-here (the plugin does not load, raises, returns something malformed) is raised, and the runner reports it.
+Running: the child re-creates the plugin manager from the sources the parent used (entry points, plugin
+dirs, and the plugins vetting ruled out), once per child process, then finds the plugin's check or benchmark
+by name and runs it. Whatever goes wrong here (the plugin does not load, raises, returns something
+malformed) is raised, and the runner reports it.
+
+Vetting (gpudash.plugin_manager.vetting): the child imports one candidate plugin and calls its register_*
+hooks, so that a crash or a hang there kills this child rather than gpudash.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
 
 from gpudash.plugin_manager import (
-    GpudashPluginManager, Registered, collect_benchmarks, collect_checks, make_plugin_manager,
+    ENTRY_POINT, GpudashPluginManager, Registered, collect_benchmarks, collect_checks, list_plugins,
+    make_plugin_manager,
 )
-from gpudash.plugins_api import STATUSES, CheckResult, Device, bench_result_dict
+from gpudash.plugin_manager.entry_points import EntryPoint, load_entry_point
+from gpudash.plugin_manager.plugin_files import load_plugin_file
+from gpudash.plugins_api import ENTRY_POINT_GROUP, STATUSES, CheckResult, Device, bench_result_dict
 
 _managers: dict[tuple, GpudashPluginManager] = {}
 
 
 def _manager(sources: dict[str, Any]) -> GpudashPluginManager:
-    key = (tuple(sources.get("plugin_dirs") or ()), bool(sources.get("load_entry_points")))
+    vet_failures = dict(sources.get("vet_failures") or {})
+    key = (tuple(sources.get("plugin_dirs") or ()), bool(sources.get("load_entry_points")),
+           tuple(sorted(vet_failures.items())))
     if key not in _managers:
         # Load errors were already reported by the parent; here they only matter for the plugin asked for.
-        _managers[key] = make_plugin_manager(key[0], key[1], on_error=None)
+        # The parent's vetting verdicts are reused: a plugin that crashed its vetting would crash this child.
+        _managers[key] = make_plugin_manager(key[0], key[1], on_error=None, vet_failures=vet_failures)
     return _managers[key]
+
+
+def vetting_ready() -> bool:
+    """The vetting child's first task: by now python and the plugin machinery are imported, so the time limit
+    of each candidate after it covers only the candidate's own code."""
+    return True
+
+
+def vet_plugin(name: str, source: str, target: str, dist_name: str, version: str | None,
+               progress: Callable[..., None]) -> list[str]:
+    """Import one plugin and call its register_* hooks, as the parent is about to. Returns the load errors
+    (the parent records its own when it imports the plugin); a crash or hang here is the runner's to report."""
+    pm = GpudashPluginManager(on_error=None)
+    progress(stage="import")
+    if source == ENTRY_POINT:
+        record = load_entry_point(pm, EntryPoint(name, target, ENTRY_POINT_GROUP), dist_name, version)
+    else:
+        record = load_plugin_file(pm, Path(target))
+    progress(stage="register")
+    list_plugins(pm)
+    return record.errors
+
+
+def end_vetting() -> None:
+    """Leave without a normal interpreter exit: threads or atexit handlers the vetted plugins left behind could
+    hold the exit up or crash it, and that must not be blamed on anything."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _find(pm: GpudashPluginManager, found: list[Registered], plugin: str, name: str, kind: str) -> Any:

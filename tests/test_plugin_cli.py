@@ -9,15 +9,18 @@ from pathlib import Path
 import pytest
 
 from gpudash.cli import main
+from gpudash.plugin_manager.vetting import VET_TIMEOUT_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "plugin_samples"
 ALL_SAMPLES = ",".join(p.stem for p in SAMPLES.glob("*.py"))
 SNAPSHOTS = REPO / "examples" / "snapshots"
+VET_LIMIT_S = "3"  # hanging_import costs this much wherever it is vetted; the default (20 s) would be slow
 
 
 def gpudash(*args, **env):
     full = {k: v for k, v in os.environ.items() if k not in ("GPUDASH_REPLAY", "GPUDASH_LOAD_PLUGINS")}
+    full[VET_TIMEOUT_ENV] = VET_LIMIT_S
     full.update(env)
     return subprocess.run([sys.executable, "-m", "gpudash", *args], capture_output=True, text=True, env=full,
                           timeout=90)
@@ -44,6 +47,10 @@ def test_plugins_json_stays_clean_with_broken_and_noisy_plugins():
     assert "noisy plugin: hello from import" in res.stderr
     assert "gpudash: plugin 'broken_import': failed to import" in res.stderr
     assert "unknown hook 'register_chekcs'" in res.stderr
+    assert by_name["crashing_import"]["loaded"] is False and by_name["hanging_import"]["loaded"] is False
+    assert by_name["crashing_import"]["errors"] == ["plugin import crashed: process killed by SIGSEGV"]
+    assert by_name["hanging_import"]["errors"] == [f"plugin import hung: timed out after {VET_LIMIT_S} s"]
+    assert "gpudash: plugin 'crashing_import': plugin import crashed: process killed by SIGSEGV" in res.stderr
 
 
 def test_check_json_with_broken_plugins_is_clean_and_exits_zero():
@@ -57,6 +64,35 @@ def test_check_json_with_broken_plugins_is_clean_and_exits_zero():
                         "segfaults": "error", "chatty": "pass"}
     assert {e["plugin"] for e in data["plugin_errors"]} == {"broken_import"}  # `check` calls register_checks only
     assert res.stdout.startswith("{") and "noisy plugin: hello from import" in res.stderr
+
+
+def test_plugins_table_lists_plugins_that_crash_or_hang_on_import_as_failed_and_exits_zero():
+    res = gpudash("--plugins-dir", str(SAMPLES), "plugins")  # every plugin: the built-ins and all the samples
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    for name, error in (("crashing_import", "plugin import crashed: process killed by SIGSEGV"),
+                        ("hanging_import", f"plugin import hung: timed out after {VET_LIMIT_S} s")):
+        row = next(i for i, line in enumerate(lines) if line.startswith(name + " "))
+        assert lines[row].endswith("FAILED") and lines[row + 1] == f"  error: {error}"
+    for name in ("rocm_checks", "adaptive_kernels", "good_sample", "crashing", "hanging"):
+        assert next(line for line in lines if line.startswith(name + " ")).endswith("loaded"), name
+
+
+def test_check_still_runs_the_builtin_checks_next_to_a_plugin_that_crashes_on_import():
+    res = gpudash("--plugins-dir", str(SAMPLES), "check",
+                  GPUDASH_LOAD_PLUGINS="rocm_checks,crashing_import,good_sample")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("[live]  9 checks on 1 device: 2 pass, 7 skip")
+    assert "rocm_checks (7 checks)        skip    not run: for amd devices only" in res.stdout
+    assert "good_sample/always_passes     pass" in res.stdout
+    assert "plugin crashing_import had errors: plugin import crashed: process killed by SIGSEGV" in res.stdout
+
+
+def test_a_bad_vetting_limit_is_one_line_and_exits_2():
+    res = gpudash("--plugins-dir", str(SAMPLES), "plugins", GPUDASH_LOAD_PLUGINS="good_sample",
+                  **{VET_TIMEOUT_ENV: "0"})
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.strip() == f"gpudash: error: {VET_TIMEOUT_ENV}='0': not a positive number of seconds"
 
 
 def test_check_table_live_cpu_skips_rocm_checks(no_vendor_libs, capsys, monkeypatch):

@@ -12,13 +12,20 @@ import pytest
 
 from gpudash.devices import discover
 from gpudash.plugin_manager import (
-    collect_benchmarks, collect_checks, list_plugins, make_plugin_manager, run_benchmarks, run_checks,
+    allowed_names, collect_benchmarks, collect_checks, list_plugins, make_plugin_manager, run_benchmarks, run_checks,
 )
+from gpudash.plugin_manager.vetting import VET_TIMEOUT_ENV, Candidate, candidates
 from gpudash.plugins_api import Check, hookimpl
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "plugin_samples"
 ALL_SAMPLES = ",".join(p.stem for p in SAMPLES.glob("*.py"))
+VET_LIMIT_S = "3"  # hanging_import costs this much wherever it is vetted; the default (20 s) would be slow
+
+
+@pytest.fixture(autouse=True)
+def short_vetting(monkeypatch):
+    monkeypatch.setenv(VET_TIMEOUT_ENV, VET_LIMIT_S)
 
 
 @pytest.fixture(scope="session")
@@ -104,7 +111,14 @@ def test_every_kind_of_broken_plugin_is_reported_and_the_rest_still_work(monkeyp
     assert records["raising"].errors == ["register_benchmarks raised ValueError: sample registration blew up"]
     assert any("is not a check" in e for e in records["bad_status"].errors)
     assert records["good_sample"].loaded and not records["good_sample"].errors
-    assert {plugin for plugin, _ in seen} == {"broken_import", "raising", "typo_hook", "bad_status"}
+    # Crashing or hanging while importing is caught by vetting in a child: never imported here.
+    assert records["crashing_import"].errors == ["plugin import crashed: process killed by SIGSEGV"]
+    assert records["hanging_import"].errors == [f"plugin import hung: timed out after {VET_LIMIT_S} s"]
+    assert not records["crashing_import"].loaded and not records["hanging_import"].loaded
+    assert not [m for m in sys.modules if m.startswith(("gpudash_plugin_file_crashing_import",
+                                                        "gpudash_plugin_file_hanging_import"))]
+    assert {plugin for plugin, _ in seen} == {"broken_import", "raising", "typo_hook", "bad_status",
+                                              "crashing_import", "hanging_import"}
 
     results = {r.check: r for r in run_checks(live_cpu, pm)}
     assert results["raises"].status == "error"
@@ -116,6 +130,7 @@ def test_every_kind_of_broken_plugin_is_reported_and_the_rest_still_work(monkeyp
     # The good ones ran, including those after the crash and the hang (the runner starts a new child).
     assert results["always_passes"].status == "pass" and results["chatty"].status == "pass"
     assert results["needs_the_device"].status == "pass"
+    # ...which also means those children skipped the plugins vetting ruled out: importing one would kill them.
 
 
 def test_a_hook_name_typo_rejects_the_plugin(monkeypatch, errors):
@@ -240,3 +255,101 @@ def test_the_builtin_plugins_load_from_an_installed_wheel(tmp_path):
     assert gpudash_file.startswith(str(target)) and rocm_file.startswith(str(target))
     assert records["rocm_checks"]["loaded"] and len(records["rocm_checks"]["provides"]["checks"]) == 7
     assert records["adaptive_kernels"]["provides"]["benchmarks"] == ["adaptive_matmul"]
+
+
+def test_crashing_or_hanging_in_a_register_hook_is_caught_by_vetting_and_the_rest_load(tmp_path, monkeypatch,
+                                                                                         errors):
+    seen, on_error = errors
+    monkeypatch.setenv(VET_TIMEOUT_ENV, "2")
+    (tmp_path / "aborts_registering.py").write_text(
+        "import os\nfrom gpudash.plugins_api import hookimpl\n\n"
+        "@hookimpl\ndef register_checks(register):\n    os.abort()\n")
+    (tmp_path / "blocks_registering.py").write_text(
+        "import time\nfrom gpudash.plugins_api import hookimpl\n\n"
+        "@hookimpl\ndef register_benchmarks(register):\n    time.sleep(600)\n")
+    (tmp_path / "fine_after_them.py").write_text(  # vetted in a new child: the hang ended the last one
+        "from gpudash.plugins_api import Check, hookimpl\n\n"
+        "class Fine(Check):\n    name = 'fine'\n    def run(self, device):\n        return self.passed('ok')\n\n"
+        "@hookimpl\ndef register_checks(register):\n    register(Fine())\n")
+    pm = make_plugin_manager([tmp_path], load_entry_points=False, on_error=on_error)
+    records = {r.name: r for r in list_plugins(pm)}  # safe here: the two never got into this process
+    assert records["aborts_registering"].errors == ["plugin registration crashed: process killed by SIGABRT"]
+    assert records["blocks_registering"].errors == ["plugin registration hung: timed out after 2 s"]
+    assert records["fine_after_them"].loaded and records["fine_after_them"].provides["checks"] == ["fine"]
+    assert [plugin for plugin, _ in seen] == ["aborts_registering", "blocks_registering"]
+
+
+def test_an_entry_point_that_crashes_on_import_is_vetted_out_here_and_in_the_check_children(
+        tmp_path, monkeypatch, live_cpu, errors):
+    seen, on_error = errors
+    (tmp_path / "crashy_ep_plugin.py").write_text("import os\n\nos.abort()\n")
+    info = tmp_path / "crashy_ep-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: crashy-ep\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[gpudash]\ncrashy = crashy_ep_plugin\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "crashy-ep,good_sample")
+    pm = make_plugin_manager([SAMPLES], on_error=on_error)
+    record = pm.records["crashy"]
+    assert (record.source, record.origin, record.target) == ("entry point", "crashy-ep 0.1", "crashy_ep_plugin")
+    assert record.errors == ["plugin import crashed: process killed by SIGABRT"] and not record.loaded
+    assert seen == [("crashy", record.errors[0])] and "crashy_ep_plugin" not in sys.modules
+    # The check children load entry points too; they take the parent's verdict instead of crashing on it.
+    results = run_checks(live_cpu, pm)
+    assert [(r.check, r.status) for r in results] == [("always_passes", "pass"), ("needs_the_device", "pass")]
+
+
+def test_builtins_are_trusted_and_third_party_plugins_are_vetted_in_one_child(example_on_path, monkeypatch):
+    import gpudash.measure.runner as runner
+
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "gpudash,example,good_sample")
+    found = candidates([SAMPLES], True, allowed_names())
+    assert found == [Candidate("example", "entry point", "gpudash_example_plugin", "gpudash-example-plugin", "0.1.0"),
+                     Candidate("good_sample", "file", str(SAMPLES / "good_sample.py"))]
+    calls = []
+    real_run_tasks = runner.run_tasks
+    monkeypatch.setattr(runner, "run_tasks", lambda tasks, **kw: calls.append(tasks) or real_run_tasks(tasks, **kw))
+    pm = make_plugin_manager([SAMPLES])
+    assert all(r.loaded and not r.errors for r in pm.records.values()) and len(pm.records) == 4
+    [tasks] = calls  # one runner call, so one child for every candidate
+    assert [t.target.split(":")[1] for t in tasks] == ["vetting_ready", "vet_plugin", "vet_plugin", "end_vetting"]
+    assert [t.kwargs.get("name") for t in tasks[1:3]] == ["example", "good_sample"]
+    calls.clear()
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "gpudash")
+    assert sorted(make_plugin_manager().records) == ["adaptive_kernels", "rocm_checks"]
+    assert calls == []  # only the built-ins: no child at all
+
+
+def test_a_bad_vetting_limit_is_a_usage_error(monkeypatch):
+    from gpudash.errors import UsageError
+
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "good_sample")
+    monkeypatch.setenv(VET_TIMEOUT_ENV, "soon")
+    with pytest.raises(UsageError, match=f"^{VET_TIMEOUT_ENV}='soon': not a positive number of seconds$"):
+        make_plugin_manager([SAMPLES])
+
+
+def test_vetting_a_plugin_dir_imports_neither_torch_nor_textual():
+    code = ("import sys\n"
+            "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
+            f"records = {{r.name: r for r in list_plugins(make_plugin_manager([{str(SAMPLES)!r}]))}}\n"
+            "assert records['good_sample'].loaded, records\n"
+            "assert records['crashing_import'].errors[0].startswith('plugin import crashed'), records\n"
+            "heavy = [m for m in ('torch', 'textual') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    env = {**os.environ, "GPUDASH_LOAD_PLUGINS": "good_sample,crashing_import,rocm_checks"}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 0, res.stderr
+
+
+def test_a_plugin_that_makes_a_plugin_manager_while_registering_is_vetted_once(tmp_path, monkeypatch, errors):
+    # Vetting it runs its hook in the child, which makes a manager, which must not vet it again in a grandchild.
+    seen, on_error = errors
+    monkeypatch.setenv(VET_TIMEOUT_ENV, "5")
+    (tmp_path / "nested_manager.py").write_text(
+        "from gpudash.plugins_api import hookimpl\n\n"
+        "@hookimpl\ndef register_checks(register):\n"
+        "    from gpudash.plugin_manager import make_plugin_manager\n"
+        f"    make_plugin_manager([{str(tmp_path)!r}], load_entry_points=False, on_error=None)\n")
+    pm = make_plugin_manager([tmp_path], load_entry_points=False, on_error=on_error)
+    assert pm.records["nested_manager"].loaded and seen == []

@@ -5,6 +5,8 @@ from one-file plugins in plugin directories (`--plugins-dir DIR`, the `plugin_di
 GPUDASH_LOAD_PLUGINS=name1,name2 loads only those. A plugin that fails to import, uses an unknown hook name,
 or raises while registering is recorded with its error, reported on stderr, and left out; the others load.
 
+Third-party plugins are first imported and registered in one child process (vetting); one that crashes or
+hangs there is recorded as failed and never imported here. gpudash's own built-ins are trusted, not vetted.
 Only registration runs in this process. Checks and benchmarks run in the child-process runner with a time
 limit (gpudash.plugin_host on the child side), so a plugin that raises, hangs or kills its process becomes a
 result with its error.
@@ -16,6 +18,7 @@ One module per step:
     manager        GpudashPluginManager: pluggy plus records, hook-name checks, sources for a child
     entry_points   plugins from installed packages
     plugin_files   one-file plugins from plugin directories
+    vetting        the third-party candidates, tried in a child before this process imports them
     factory        make_plugin_manager
     collect        calling the register_* hooks: collect_checks/benchmarks/kernels, list_plugins
     child_runs     what running in the child-process runner shares

@@ -29,6 +29,8 @@ class GpudashPluginManager(pluggy.PluginManager):
         self.load_entry_points = False
         self.on_error = on_error
         self.collected: dict[str, list[Registered]] = {}  # by register_* hook; registering clears it
+        # plugin_key -> why the plugin is not imported here: it crashed or hung its vetting child (vetting.py)
+        self.vet_failures: dict[str, str] = {}
 
     def fail(self, record: PluginRecord, message: str) -> None:
         message = " ".join(message.split())  # pluggy's messages span lines; one line each here
@@ -72,7 +74,8 @@ class GpudashPluginManager(pluggy.PluginManager):
 
     def sources(self) -> dict[str, Any]:
         """Where a child process loads the same plugins from (gpudash.plugin_host)."""
-        return {"plugin_dirs": list(self.plugin_dirs), "load_entry_points": self.load_entry_points}
+        return {"plugin_dirs": list(self.plugin_dirs), "load_entry_points": self.load_entry_points,
+                "vet_failures": dict(self.vet_failures)}
 
     def runs_in_child(self, plugin: str) -> bool:
         record = self.records.get(plugin)

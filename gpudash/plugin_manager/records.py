@@ -11,6 +11,14 @@ from gpudash.plugins_api.plain_data import PlainData
 ENTRY_POINT, FILE, IN_PROCESS = "entry point", "file", "registered in-process"
 
 
+def plugin_key(source: str, target: str) -> str:
+    """Names one plugin's code across processes: its entry point's value or its file's resolved path.
+
+    Not the plugin's name: an entry point and a one-file plugin may share one, and only one of them is broken.
+    """
+    return f"{source}:{target}"
+
+
 @dataclass
 class PluginRecord(PlainData):
     """What `gpudash plugins` shows for one plugin."""

@@ -1,0 +1,114 @@
+"""Vetting: importing third-party plugins in a child process first, so one that crashes or hangs gpudash's own
+process while it imports or registers (a broken native extension that segfaults, a module that blocks) is
+reported as failed instead of taking gpudash down.
+
+All candidates are tried in ONE child (gpudash.plugin_host.vet_plugin), one after another, each with a time
+limit. When a candidate kills the child or overruns, it is marked failed and a new child takes the rest (the
+runner resumes after a crash or timeout). gpudash's own built-in plugins are trusted and not vetted, so a
+machine without third-party plugins starts no child at all. A plugin that merely raises passes vetting: the
+parent imports it and records its exception like any other load error.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gpudash.errors import UsageError
+from gpudash.plugin_manager.child_runs import child_env
+from gpudash.plugin_manager.entry_points import is_builtin, selected_entry_points
+from gpudash.plugin_manager.plugin_files import plugin_files_in
+from gpudash.plugin_manager.records import ENTRY_POINT, FILE, plugin_key
+
+if TYPE_CHECKING:
+    from gpudash.measure.runner import TaskResult
+
+VET_TIMEOUT_S = 20.0  # per candidate: importing it and calling its register_* hooks
+VET_TIMEOUT_ENV = "GPUDASH_PLUGIN_VET_TIMEOUT_S"  # overrides VET_TIMEOUT_S; meant for tests
+_START_UP_S = 60.0  # the child starting python and gpudash's plugin machinery, before any plugin runs
+# Set in the vetting child: a plugin that makes a plugin manager while it loads (kernels_from_plugins, say)
+# must not start a vetting child of its own there, which would vet that plugin again, and so on without end.
+_IN_VETTING_CHILD_ENV = "GPUDASH_IN_PLUGIN_VETTING"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A third-party plugin about to be imported: what the vetting child needs to import it the same way."""
+
+    name: str
+    source: str  # ENTRY_POINT | FILE
+    target: str  # the entry point's value, or the file's resolved path
+    dist_name: str = ""  # entry points only
+    version: str | None = None
+
+    @property
+    def key(self) -> str:
+        return plugin_key(self.source, self.target)
+
+    def task_kwargs(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "target": self.target, "dist_name": self.dist_name,
+                "version": self.version}
+
+
+def candidates(plugin_dirs, load_entry_points: bool, allowed: set[str] | None) -> list[Candidate]:
+    """The plugins the loaders would import, in their order and keeping their first-of-each-name rule, less
+    gpudash's built-ins. Raises UsageError for a plugin directory that does not exist, as the loader would."""
+    first: dict[str, Candidate | None] = {}  # name -> the plugin that gets it (None: a trusted built-in)
+    if load_entry_points:
+        for dist_name, version, ep in selected_entry_points(allowed):
+            if ep.name not in first:
+                trusted = is_builtin(dist_name, ep)
+                first[ep.name] = None if trusted else Candidate(ep.name, ENTRY_POINT, ep.value, dist_name, version)
+    for directory in plugin_dirs:
+        for file in plugin_files_in(str(directory), allowed):
+            first.setdefault(file.stem, Candidate(file.stem, FILE, str(file.resolve())))
+    return [c for c in first.values() if c is not None]
+
+
+def vet_time_limit() -> float:
+    value = os.environ.get(VET_TIMEOUT_ENV)
+    if not value:
+        return VET_TIMEOUT_S
+    try:
+        limit = float(value)
+    except ValueError:
+        limit = 0.0
+    if not limit > 0:
+        raise UsageError(f"{VET_TIMEOUT_ENV}={value!r}: not a positive number of seconds")
+    return limit
+
+
+def vet_plugins(found: list[Candidate]) -> dict[str, str]:
+    """Try each candidate in a child process; plugin_key -> reason for each that crashed or hung it."""
+    if not found or os.environ.get(_IN_VETTING_CHILD_ENV):
+        return {}
+    from gpudash.measure.runner import CRASHED, TIMEOUT, Task, run_tasks
+
+    limit = vet_time_limit()
+    tasks = [Task("gpudash.plugin_host:vetting_ready", timeout_s=_START_UP_S, name="vetting: start-up")]
+    tasks += [Task("gpudash.plugin_host:vet_plugin", c.task_kwargs(), timeout_s=limit, name=f"vetting {c.name}",
+                   progress=True) for c in found]
+    tasks.append(Task("gpudash.plugin_host:end_vetting", timeout_s=_START_UP_S, name="vetting: exit"))
+    last = tasks[-2]
+    stages: dict[int, str] = {}  # task index -> "import" | "register": how far the candidate got
+    no_child_left = threading.Event()
+
+    def on_progress(i: int, info: dict) -> None:
+        stages[i] = str(info.get("stage"))
+
+    def on_result(result: TaskResult) -> None:
+        if result.task is last and result.status in (CRASHED, TIMEOUT):
+            no_child_left.set()  # starting a child only to exit it would be a waste
+
+    results = run_tasks(tasks, cancel=no_child_left, on_progress=on_progress, on_result=on_result,
+                        env={**child_env(), _IN_VETTING_CHILD_ENV: "1"})
+    failures: dict[str, str] = {}
+    for i, candidate in enumerate(found, start=1):
+        result = results[i]
+        if result.status in (CRASHED, TIMEOUT):
+            step = "registration" if stages.get(i) == "register" else "import"
+            outcome = "crashed" if result.status == CRASHED else "hung"
+            failures[candidate.key] = f"plugin {step} {outcome}: {result.error}"
+    return failures
