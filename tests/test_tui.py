@@ -149,6 +149,29 @@ async def test_unavailable_fields_show_na_and_their_reason():
         assert "mem clock n/a" in text and "mem clock: not reported by nvml" in tooltip
 
 
+async def test_torch_view_and_view_keys_while_help_is_open():
+    # On a GPU machine torch's view can land while the user reads the help screen.
+    release = threading.Event()
+
+    def late_torch_view(machine: Machine) -> None:
+        release.wait(10)
+        machine.runtime.torch = "9.9.9"
+
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=5)), fast_config(), add_torch_view=late_torch_view)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        release.set()
+        await wait_until(pilot, lambda: app.torch_state == "ready", timeout=5.0)
+        assert isinstance(app.screen, HelpScreen) and app.is_running
+        app.action_show_view("plugins")  # e.g. from the command palette: switches the tab underneath
+        await pilot.pause(0.1)
+        assert app.screen_stack[0].query_one("#views").active == "view-plugins"
+        await pilot.press("escape")
+        await pilot.pause(0.1)
+        assert "torch 9.9.9" in screen_text(app)
+
+
 async def test_first_frame_does_not_wait_for_torch_and_torch_view_refreshes_cards():
     release = threading.Event()
 

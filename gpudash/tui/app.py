@@ -74,8 +74,10 @@ class GpudashApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="●")
-        yield Static(source_line(self.machine, self.torch_state), id="source",
-                     classes="-replayed" if self.machine.replayed else "-live", markup=False)
+        # Kept as a reference: a query would search the active screen, which is the help screen while it is open.
+        self._source = Static(source_line(self.machine, self.torch_state), id="source",
+                              classes="-replayed" if self.machine.replayed else "-live", markup=False)
+        yield self._source
         with TabbedContent(id="views"):
             for position, spec in enumerate(self.views):
                 with TabPane(spec.title, id=spec.pane_id):
@@ -144,7 +146,7 @@ class GpudashApp(App[int]):
         if message.error:
             self.machine.notes.append(f"torch: {message.error}")
         self.torch_state = "ready" if self.machine.runtime.torch else "failed"
-        self.query_one("#source", Static).update(source_line(self.machine, self.torch_state))
+        self._source.update(source_line(self.machine, self.torch_state))
         self.machine_changed.publish(self.machine)
 
     # Actions -----------------------------------------------------------------------------------
@@ -164,7 +166,8 @@ class GpudashApp(App[int]):
         self.sub_title = self._sub_title()
 
     def action_show_view(self, view_id: str) -> None:
-        self.query_one("#views", TabbedContent).active = f"view-{view_id}"
+        # The tabs live on the base screen; the help screen may be on top while its keys still work.
+        self.screen_stack[0].query_one("#views", TabbedContent).active = f"view-{view_id}"
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = event.pane
