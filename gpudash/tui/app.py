@@ -149,6 +149,14 @@ class GpudashApp(App[int]):
         self._source.update(source_line(self.machine, self.torch_state))
         self.machine_changed.publish(self.machine)
 
+    def from_worker(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run `callback` on the UI thread from a view's worker thread; quietly nothing once the app is
+        shutting down (a long probe or benchmark may finish after the user quit)."""
+        try:
+            self.call_from_thread(callback, *args)
+        except RuntimeError:
+            pass
+
     # Actions -----------------------------------------------------------------------------------
 
     def action_help(self) -> None:

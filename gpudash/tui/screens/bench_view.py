@@ -258,22 +258,16 @@ class BenchView(Vertical):
         bencher = self.bencher or run_bench
         try:
             reports = bencher(machine, mode, settings.get("case_budget_s", 2.0), settings.get("timeout_s", 600.0),
-                              cancel, lambda event: self._from_thread(self._progress, event))
+                              cancel, lambda event: self.app.from_worker(self._progress, event))
             if cancel.is_set():
-                self._from_thread(self._finished, None, "cancelled: nothing saved")
+                self.app.from_worker(self._finished, None, "cancelled: nothing saved")
                 return
             data = bench_json(machine, reports, mode)
             store.append_history("bench", machine, data)
         except Exception as exc:  # shown, never fatal to the dashboard
-            self._from_thread(self._finished, None, f"benchmark failed: {exc}")
+            self.app.from_worker(self._finished, None, f"benchmark failed: {exc}")
             return
-        self._from_thread(self._finished, data, f"measured just now ({mode} sweep) · saved with the earlier runs")
-
-    def _from_thread(self, callback, *args) -> None:
-        try:
-            self.app.call_from_thread(callback, *args)
-        except RuntimeError:  # the app is shutting down
-            pass
+        self.app.from_worker(self._finished, data, f"measured just now ({mode} sweep) · saved with the earlier runs")
 
     def _progress(self, event: dict) -> None:
         self.query_one(ProgressBar).update(total=event["total"], progress=event["done"])

@@ -91,11 +91,11 @@ class ChecksView(Vertical):
         plugin_dirs = list(self.app.config.get("plugin_dirs") or [])
         try:
             _, errors = self.runner(self.app.machine, plugin_dirs, self._cancel,
-                                    lambda r: self.app.call_from_thread(self.add_result, r))
+                                    lambda r: self.app.from_worker(self.add_result, r))
         except Exception as exc:  # shown, never fatal to the dashboard
-            self.app.call_from_thread(self._finished, {}, f"checks failed: {exc}")
+            self.app.from_worker(self._finished, {}, f"checks failed: {exc}")
             return
-        self.app.call_from_thread(self._finished, errors, None)
+        self.app.from_worker(self._finished, errors, None)
 
     def add_result(self, result: CheckResult) -> None:
         self.results.append(result)

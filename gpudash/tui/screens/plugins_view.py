@@ -77,9 +77,9 @@ class PluginsView(Vertical):
         try:
             records = self.loader(plugin_dirs)
         except Exception as exc:  # a bad plugin_dirs entry, for one: shown, never fatal
-            self.app.call_from_thread(self._status, f"could not list plugins: {exc}")
+            self.app.from_worker(self._status, f"could not list plugins: {exc}")
             return
-        self.app.call_from_thread(self.show, records)
+        self.app.from_worker(self.show, records)
 
     def show(self, records: list[PluginRecord]) -> None:
         from gpudash.cli.plugins_cmd import origin_text, provides_text

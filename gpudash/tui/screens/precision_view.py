@@ -187,7 +187,7 @@ class PrecisionView(Vertical):
         from gpudash.measure import probe
 
         def progress(event: dict) -> None:
-            self._from_thread(self._progress, event)
+            self.app.from_worker(self._progress, event)
 
         timeout = self.app.config.get("probe", {}).get("timeout_s", 120.0)
         try:
@@ -197,18 +197,12 @@ class PrecisionView(Vertical):
             probe.remember(self.app.machine, matrices)
             saved = probe.remembered(self.app.machine)
         except Exception as exc:  # shown, never fatal to the dashboard
-            self._from_thread(self._finished, None, f"probe failed: {exc}")
+            self.app.from_worker(self._finished, None, f"probe failed: {exc}")
             return
         merged = dict(saved[1]) if saved else {}
         merged.update(matrices)
         when = saved[0] if saved else "just now"
-        self._from_thread(self._finished, merged, f"probed {when} · press R to re-run")
-
-    def _from_thread(self, callback, *args) -> None:
-        try:
-            self.app.call_from_thread(callback, *args)
-        except RuntimeError:  # the app is shutting down
-            pass
+        self.app.from_worker(self._finished, merged, f"probed {when} · press R to re-run")
 
     def _progress(self, event: dict) -> None:
         what = event.get("check") if event["event"] == "check" else event.get("verdict")

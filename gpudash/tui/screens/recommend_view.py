@@ -66,15 +66,15 @@ class RecommendView(Vertical):
         from gpudash.export import export_settings
 
         def status(message: str) -> None:
-            self.app.call_from_thread(self._status, f"{message}…")
+            self.app.from_worker(self._status, f"{message}…")
 
         try:
             gathered = export_settings(self.app.machine, self.app.config, bench=bench,
                                        plugin_dirs=self.app.config.get("plugin_dirs") or (), status=status)
         except Exception as exc:  # shown, never fatal to the dashboard
-            self.app.call_from_thread(self._status, f"recommendation failed: {exc}")
+            self.app.from_worker(self._status, f"recommendation failed: {exc}")
             return
-        self.app.call_from_thread(self.show, gathered, bench)
+        self.app.from_worker(self.show, gathered, bench)
 
     def _status(self, text: str) -> None:
         self.query_one("#rec-status", Static).update(text)
