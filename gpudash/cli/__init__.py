@@ -17,12 +17,20 @@ COMMANDS = {
     "info": "info_cmd",
     "probe": "probe_cmd",
     "bench": "bench_cmd",
-    "snapshot": "snapshot_cmd",
-    "tui": "tui_cmd",
-    "plugins": "plugins_cmd",
     "check": "check_cmd",
     "export": "export_cmd",
+    "snapshot": "snapshot_cmd",
+    "plugins": "plugins_cmd",
+    "tui": "tui_cmd",
 }
+
+EXAMPLES = """examples:
+  gpudash                                   the live dashboard
+  gpudash info --json                       devices and their native precisions, as JSON
+  gpudash probe                             which precisions really run, and how exactly
+  gpudash export -o gpudash.toml            training settings, each with its reason
+  gpudash --replay examples/snapshots/h100-80gb.json    any command on a recorded machine
+"""
 
 
 def _global_options(suppress: bool) -> argparse.ArgumentParser:
@@ -44,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See the accelerators on this machine, which precisions really work, and how fast. "
                     "With no command, opens the live dashboard.",
         parents=[_global_options(suppress=False)],
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gpudash {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
