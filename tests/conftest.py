@@ -54,8 +54,10 @@ def no_vendor_libs(monkeypatch):
 
 @pytest.fixture(autouse=True)
 def isolated_config(monkeypatch, tmp_path):
-    """No test reads the developer's own ~/.config/gpudash or environment."""
+    """No test reads the developer's own ~/.config/gpudash or environment, or writes remembered results
+    into their ~/.local/state/gpudash (subprocesses inherit both)."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.delenv("GPUDASH_CONFIG", raising=False)
     monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
 
