@@ -1,0 +1,74 @@
+"""Regenerate docs/screenshot.svg (and .png when rsvg-convert is installed) for the README.
+
+    python docs/screenshot.py
+
+Replays the 8-GPU example snapshot with ten minutes of its (illustrative) samples already in the history,
+so the charts are full, and saves what a 140x45 terminal shows. The PNG needs Debian's librsvg2-bin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+from pathlib import Path
+
+from gpudash.devices import discover
+from gpudash.tui.app import create_app
+
+HERE = Path(__file__).resolve().parent
+SNAPSHOT = HERE.parent / "examples" / "snapshots" / "dgx-h100-8gpu.json"
+SIZE = (140, 45)
+POLLS_WHILE_SHOWN = 2  # the app samples twice in the pause below; land on a busy sample of the cycle
+
+
+async def shoot(svg: Path) -> None:
+    machine = discover(replay=str(SNAPSHOT), include_torch=False)
+    app = create_app(machine)
+    totals = {d.key: d.memory_total_bytes for d in machine.devices}
+    # Replay cycles through the samples: after `fill` of them and the app's polls, the card shows sample
+    # (fill + polls - 1) mod cycle. Pick the largest fill that makes that the busiest one.
+    cycle, wanted = _cycle_length(), _busiest_sample() - POLLS_WHILE_SHOWN + 1
+    fill = app.history.capacity - 1
+    fill -= (fill - wanted) % cycle
+    for _ in range(fill):
+        app.history.record(machine.sample_all(), totals)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(1.5)
+        app.save_screenshot(str(svg))
+
+
+def _samples() -> list[dict]:
+    import json
+
+    return json.loads(SNAPSHOT.read_text())["devices"][0]["samples"]
+
+
+def _cycle_length() -> int:
+    return len(_samples())
+
+
+def _busiest_sample() -> int:
+    utils = [s.get("utilization_pct") or 0 for s in _samples()]
+    return utils.index(max(utils))
+
+
+def to_png(svg: Path, png: Path) -> bool:
+    if shutil.which("rsvg-convert") is None:
+        return False
+    # rsvg drops runs of spaces without xml:space, and has no Fira Code: use a monospace font it has.
+    text = svg.read_text().replace("<svg ", '<svg xml:space="preserve" ', 1)
+    text = text.replace("font-family: Fira Code, monospace", "font-family: DejaVu Sans Mono, monospace")
+    fixed = png.with_suffix(".tmp.svg")
+    fixed.write_text(text)
+    try:
+        subprocess.run(["rsvg-convert", "-w", "1680", str(fixed), "-o", str(png)], check=True)
+    finally:
+        fixed.unlink()
+    return True
+
+
+if __name__ == "__main__":
+    svg, png = HERE / "screenshot.svg", HERE / "screenshot.png"
+    asyncio.run(shoot(svg))
+    print(f"wrote {svg}" + (f" and {png}" if to_png(svg, png) else " (no rsvg-convert: PNG not updated)"))
