@@ -42,3 +42,14 @@ def table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header] + rows]
     return "\n".join(lines)
+
+
+def processes(procs, limit: int = 3) -> str:
+    """'python[4242] 1.0 GiB · train[77] n/a +2 more', or '' when none are listed."""
+    if not procs:
+        return ""
+    ranked = sorted(procs, key=lambda p: -(p.memory_used_bytes or 0))
+    parts = [f"{p.name or '?'}[{p.pid}] {gib(p.memory_used_bytes)}{'' if p.memory_used_bytes is None else ' GiB'}"
+             for p in ranked[:limit]]
+    more = f" +{len(procs) - limit} more" if len(procs) > limit else ""
+    return " · ".join(parts) + more

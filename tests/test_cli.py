@@ -118,3 +118,14 @@ def test_json_stdout_stays_clean_without_rocm():
     res = run("info", "--json", "--no-torch")
     assert res.returncode == 0
     json.loads(res.stdout)
+
+
+def test_info_lists_gpu_processes_biggest_first(tmp_path, capsys):
+    from conftest import H100, snapshot_dict
+
+    procs = [{"pid": 11, "name": "small", "memory_used_bytes": 2 ** 30},
+             {"pid": 22, "name": "train", "memory_used_bytes": 40 * 2 ** 30}]
+    snap = tmp_path / "p.json"
+    snap.write_text(json.dumps(snapshot_dict(dict(H100, samples=[dict(H100["samples"][0], processes=procs)]))))
+    assert main(["--replay", str(snap), "info"]) == 0
+    assert "[nvidia:0] processes: train[22] 40.0 GiB · small[11] 1.0 GiB" in capsys.readouterr().out

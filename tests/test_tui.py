@@ -14,7 +14,7 @@ import pytest
 
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
-from gpudash.models import DeviceInfo, Host, Runtime, Sample
+from gpudash.models import DeviceInfo, Host, ProcessUsage, Runtime, Sample
 from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.help import HelpScreen
@@ -30,9 +30,6 @@ def fast_config(interval: float = 0.1) -> dict:
     config = defaults()
     config["ui"]["refresh_interval"] = interval
     return config
-
-
-
 
 
 def gpu(name="NVIDIA GeForce RTX 3060", index=0, cc="8.6") -> DeviceInfo:
@@ -147,6 +144,21 @@ async def test_unavailable_fields_show_na_and_their_reason():
         assert "power: NotSupported" in tooltip and "temp: sensor read failed" in tooltip
         # A field with no reason recorded still says where it was looked for.
         assert "mem clock n/a" in text and "mem clock: not reported by nvml" in tooltip
+
+
+async def test_gpu_card_lists_its_processes_and_says_when_it_cannot():
+    procs = [ProcessUsage(pid=22, name="train", memory_used_bytes=8 * GIB), ProcessUsage(pid=11, name="nb")]
+    machine = machine_of([gpu(), gpu(name="NVIDIA A100", index=1, cc="8.0")], Sample(utilization_pct=50, processes=procs))
+    no_list = Sample(memory_used_bytes=GIB, utilization_pct=5, temperature_c=40, power_w=90, sm_clock_mhz=1400,
+                     memory_clock_mhz=7000, unavailable={"processes": "NotSupported"})
+    machine.samplers["nvidia:1"] = lambda: no_list
+    app = create_app(machine, fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: all(c.sample for c in app.query(DeviceCard)), timeout=5.0)
+        await pilot.pause(0.05)
+        text = screen_text(app)
+        assert "procs train[22] 8.0 GiB · nb[11] n/a" in text
+        assert "procs n/a" in text and "n/a — procs: NotSupported" in text
 
 
 async def test_torch_view_and_view_keys_while_help_is_open():

@@ -44,6 +44,21 @@ def render(data: dict) -> str:
             fmt.number(s.get("power_w"), "W"), " ".join(native),
         ])
     lines.append(fmt.table(rows, ["device", "name", "arch", "id", "memory", "util", "temp", "power", "native precisions"]))
+    lines += process_lines(data["devices"])
     for note in data.get("notes") or []:
         lines.append(f"note: {note}")
     return "\n".join(lines)
+
+
+def process_lines(devices: list[dict]) -> list[str]:
+    """One line per GPU with processes on it: name[pid] and memory, biggest first (gpustat's -p)."""
+    from gpudash import formatting as fmt
+    from gpudash.models import ProcessUsage, from_dict
+
+    lines = []
+    for dev in devices:
+        procs = (dev.get("sample") or {}).get("processes")
+        if dev["vendor"] != "cpu" and procs:
+            listed = fmt.processes([from_dict(ProcessUsage, p) for p in procs], limit=8)
+            lines.append(f"[{dev['vendor']}:{dev['index']}] processes: {listed}")
+    return lines

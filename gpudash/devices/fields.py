@@ -22,3 +22,14 @@ def read_field(unavailable: dict[str, str], name: str, call: Callable[[], Any]) 
     except Exception as exc:  # drivers raise their own types; any of them means n/a
         unavailable[name] = error_reason(exc)
         return None
+
+
+def process_name(pid: int) -> str | None:
+    """The name of a live process (NVML gives only pids); None when it is gone or hidden from us.
+    Inside a container NVML reports host pids, which psutil cannot see: those stay nameless."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).name()
+    except (psutil.Error, ValueError):
+        return None

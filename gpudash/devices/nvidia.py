@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 import time
 
-from gpudash.devices.fields import error_reason, read_field
+from gpudash.devices.fields import error_reason, process_name, read_field
 from gpudash.models import DeviceInfo, ProcessUsage, Sample
 
 
@@ -133,7 +133,7 @@ class NvmlBackend:
         if procs is None:
             return None
         # usedGpuMemory is None under MIG and WDDM: keep the pid, leave memory n/a.
-        return [ProcessUsage(pid=p.pid, memory_used_bytes=p.usedGpuMemory) for p in procs]
+        return [ProcessUsage(pid=p.pid, name=process_name(p.pid), memory_used_bytes=p.usedGpuMemory) for p in procs]
 
     def close(self) -> None:
         try:

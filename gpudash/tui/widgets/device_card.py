@@ -70,6 +70,17 @@ def identity_text(device: DeviceInfo) -> str:
     return " · ".join(parts)
 
 
+def processes_text(sample: Sample | None, device: DeviceInfo, missing: dict[str, str]) -> Content:
+    """Who is using the GPU, biggest first (nvitop's and gpustat's first question). Not for the CPU."""
+    if device.vendor == "cpu" or sample is None:
+        return Content("")
+    if sample.processes is None:
+        missing["procs"] = missing_reason("processes", sample, device)
+        return Content.assemble(("procs", "$text-muted"), " n/a")
+    listed = fmt.processes(sample.processes) or "none"
+    return Content.assemble(("procs", "$text-muted"), f" {listed}")
+
+
 class DeviceCard(Vertical):
     def __init__(self, device: DeviceInfo, *, interval_s: float, window_s: float) -> None:
         super().__init__(id=card_id(device), classes="device-card")
@@ -85,6 +96,7 @@ class DeviceCard(Vertical):
                 yield Gauge("mem", colour=MEMORY_COLOUR, warn_at=0.9, error_at=0.97, id="memory")
                 yield Gauge("util", colour=UTIL_COLOUR, id="util")
                 yield Static(classes="readings")
+                yield Static(classes="processes")
                 yield PrecisionBadges()
                 yield Static(classes="na-reasons")
             yield self.chart
@@ -133,6 +145,7 @@ class DeviceCard(Vertical):
         tooltip = "\n".join(f"{label}: {why}" for label, why in missing.items() if label not in ("memory", "util"))
         if readings.tooltip != (tooltip or None):
             readings.tooltip = tooltip or None
+        set_text(self.query_one(".processes", Static), processes_text(sample, dev, missing))
         for name, why in dev.unavailable.items():  # static facts the adapters could not read
             missing.setdefault(name.replace("_", " "), why)
         reasons = " · ".join(f"{label}: {why}" for label, why in missing.items())
