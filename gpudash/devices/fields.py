@@ -8,9 +8,8 @@ from typing import Any, Callable
 def error_reason(exc: BaseException) -> str:
     """A short reason for the UI: 'NotSupported' from NVMLError_NotSupported, else the message."""
     name = type(exc).__name__
-    for prefix in ("NVMLError_", "AmdSmi"):
-        if name.startswith(prefix) and name != "AmdSmiLibraryException":
-            return name[len(prefix):] if prefix == "NVMLError_" else (str(exc) or name)
+    if name.startswith("NVMLError_"):  # the class name is the clearest word NVML has: NotSupported, GpuIsLost
+        return name[len("NVMLError_"):]
     text = str(exc).strip()
     return text.splitlines()[0] if text else name
 
