@@ -62,4 +62,10 @@ def isolated_config(monkeypatch, tmp_path):
     monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
 
 
+@pytest.fixture
+def state_dir(tmp_path):
+    """Where this test's remembered results go (isolated_config points XDG_STATE_HOME here)."""
+    return tmp_path / "state"
+
+
 __all__ = ["H100", "MI300X", "snapshot_dict", "make_fake_pynvml", "make_fake_amdsmi"]

@@ -13,9 +13,8 @@ from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResul
 
 
 @pytest.fixture
-def live(no_vendor_libs, tmp_path, monkeypatch):
-    """This machine, with an empty store of remembered results."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+def live(no_vendor_libs):
+    """This machine, with an empty store of remembered results (conftest isolates the store per test)."""
     machine = discover(include_torch=True)
     cpu = next(d for d in machine.devices if d.vendor == "cpu")
     return machine, cpu

@@ -44,12 +44,6 @@ def tiny_cpu_bench(cpu_machine):
     return reports[cpu.key], events
 
 
-@pytest.fixture
-def state_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return tmp_path / "state"
-
-
 # The real thing, small -----------------------------------------------------------------------------
 
 def test_real_quick_bench_measures_each_precision(tiny_cpu_bench, cpu_machine):

@@ -42,12 +42,6 @@ def cpu_probe(cpu_machine):
     return matrices[cpu.key], events
 
 
-@pytest.fixture
-def state_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    return tmp_path / "state"
-
-
 def _check(result, name):
     return next(c for c in result.details["checks"] if c["check"] == name)
 

@@ -55,8 +55,7 @@ AFTER = _reports({"fp32": {SHAPES[0]: 195.0, SHAPES[1]: 185.0}, "bf16": {SHAPES[
 
 
 @pytest.fixture
-def cpu_machine(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+def cpu_machine():
     return Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[CPU])
 
 

@@ -69,8 +69,7 @@ def _matrix(device: DeviceInfo, verdicts: dict[str, tuple[str, str | None]], whe
                                      measured_at=when, provenance="measured")
 
 
-async def test_remembered_results_show_at_once_and_rerun_updates_them(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+async def test_remembered_results_show_at_once_and_rerun_updates_them(monkeypatch):
     cpu = DeviceInfo(vendor="cpu", index=0, name="Test CPU", cpu_features=["avx512_bf16"], sources=["cpu"])
     machine = Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[cpu])
     probe.remember(machine, {cpu.key: _matrix(cpu, {"fp32": ("verified", None),
