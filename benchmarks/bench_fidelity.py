@@ -33,8 +33,12 @@ LOW, HIGH, BUDGET_S = 0.95, 1.05, 30.0
 
 def run_gpudash(env: dict) -> tuple[dict, float]:
     began = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "gpudash", "bench", "--quick", "--json", "--device", "cpu"],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpudash", "bench", "--quick", "--json", "--device", "cpu"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     took = time.monotonic() - began
     if proc.returncode != 0:
         sys.exit(f"gpudash bench failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
@@ -42,8 +46,9 @@ def run_gpudash(env: dict) -> tuple[dict, float]:
 
 
 def run_reference(env: dict) -> dict:
-    proc = subprocess.run([sys.executable, str(HERE / "mamf_reference.py"), "--json", "--quiet"],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, str(HERE / "mamf_reference.py"), "--json", "--quiet"], capture_output=True, text=True, env=env
+    )
     if proc.returncode != 0:
         sys.exit(f"mamf_reference.py failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
     return json.loads(proc.stdout)
@@ -67,15 +72,19 @@ def main() -> int:
         walls.append(took)
         load = max((e.get("other_load") or 0.0 for e in dev["results"]), default=0.0)
         loads.append(load)
-        line = [f"round {r}: gpudash quick sweep {took:.1f} s (its own figure {dev['duration_s']:.1f} s), "
-                f"other processes took up to {load:.0%} of the CPU during it"]
+        line = [
+            f"round {r}: gpudash quick sweep {took:.1f} s (its own figure {dev['duration_s']:.1f} s), "
+            f"other processes took up to {load:.0%} of the CPU during it"
+        ]
         for d in DTYPES:
             ref_best = ref["best"][d]
             ref_rounds[d].append(ref_best["gflops"])
             gd = dev["peak_gflops_by_precision"].get(d, 0.0)
             gd_shape = (dev["precisions"][d].get("details") or {}).get("best_shape")
-            line.append(f"  {d:5} reference {ref_best['gflops']:7.1f} at {'x'.join(map(str, ref_best['shape']))}"
-                        f"  gpudash {gd:7.1f} at {'x'.join(map(str, gd_shape or []))}  ratio {gd / ref_best['gflops']:.3f}")
+            line.append(
+                f"  {d:5} reference {ref_best['gflops']:7.1f} at {'x'.join(map(str, ref_best['shape']))}"
+                f"  gpudash {gd:7.1f} at {'x'.join(map(str, gd_shape or []))}  ratio {gd / ref_best['gflops']:.3f}"
+            )
             if ref_best["gflops"] > best_ref[d][0]:
                 best_ref[d] = (ref_best["gflops"], ref_best["shape"])
             if gd > best_gd[d][0]:
@@ -87,18 +96,26 @@ def main() -> int:
         ratio = best_gd[d][0] / best_ref[d][0]
         verdict = "ok" if LOW <= ratio <= HIGH else ("LOW" if ratio < LOW else "ABOVE REFERENCE")
         ok &= verdict == "ok"
-        print(f"  {d:5} gpudash {best_gd[d][0]:7.1f} / reference {best_ref[d][0]:7.1f} GFLOPS = {ratio:.3f}  "
-              f"[goal {LOW}-{HIGH}: {verdict}]")
+        print(
+            f"  {d:5} gpudash {best_gd[d][0]:7.1f} / reference {best_ref[d][0]:7.1f} GFLOPS = {ratio:.3f}  "
+            f"[goal {LOW}-{HIGH}: {verdict}]"
+        )
     if args.rounds > 1:  # how much the reference itself moves between rounds: the noise to judge "above" by
-        print("  reference round-to-round spread (max / min - 1): "
-              + ", ".join(f"{d} {max(v) / min(v) - 1:.1%}" for d, v in ref_rounds.items()))
+        print(
+            "  reference round-to-round spread (max / min - 1): "
+            + ", ".join(f"{d} {max(v) / min(v) - 1:.1%}" for d, v in ref_rounds.items())
+        )
     slowest = max(walls)
     ok &= slowest <= BUDGET_S
-    print(f"  quick sweep wall time (every precision, child start-up included): "
-          f"{', '.join(f'{w:.1f}' for w in walls)} s  [goal <= {BUDGET_S:g} s: {'ok' if slowest <= BUDGET_S else 'OVER'}]")
+    print(
+        f"  quick sweep wall time (every precision, child start-up included): "
+        f"{', '.join(f'{w:.1f}' for w in walls)} s  [goal <= {BUDGET_S:g} s: {'ok' if slowest <= BUDGET_S else 'OVER'}]"
+    )
     if max(loads) > 0.10:
-        print(f"  note: other processes took up to {max(loads):.0%} of the CPU during a gpudash run; "
-              "its figures are low, so rerun on a quiet machine before trusting a LOW verdict")
+        print(
+            f"  note: other processes took up to {max(loads):.0%} of the CPU during a gpudash run; "
+            "its figures are low, so rerun on a quiet machine before trusting a LOW verdict"
+        )
     return 0 if ok else 1
 
 

@@ -24,8 +24,13 @@ GOALS_S = {"none": 5.0, "default": 60.0}
 
 def one_run(env: dict[str, str], out: str, extra: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "gpudash", "export", "-o", out, *extra], env=env,
-                          capture_output=True, text=True, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpudash", "export", "-o", out, *extra],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"gpudash export {' '.join(extra)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
@@ -40,8 +45,11 @@ def main() -> int:
     args = parser.parse_args()
     figures: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "XDG_STATE_HOME": os.path.join(tmp, "state"),
-               "XDG_CONFIG_HOME": os.path.join(tmp, "config")}
+        env = {
+            **os.environ,
+            "XDG_STATE_HOME": os.path.join(tmp, "state"),
+            "XDG_CONFIG_HOME": os.path.join(tmp, "config"),
+        }
         for name in ("GPUDASH_REPLAY", "GPUDASH_CONFIG"):
             env.pop(name, None)
         out = os.path.join(tmp, "gpudash.toml")
@@ -50,8 +58,12 @@ def main() -> int:
             for _ in range(max(1, runs)):
                 elapsed, summary = one_run(env, out, extra)
                 times.append(elapsed)
-            figures[mode] = {"median_s": statistics.median(times), "runs_s": times, "goal_s": GOALS_S[mode],
-                             "summary": summary}
+            figures[mode] = {
+                "median_s": statistics.median(times),
+                "runs_s": times,
+                "goal_s": GOALS_S[mode],
+                "summary": summary,
+            }
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -59,8 +71,10 @@ def main() -> int:
         command = "gpudash export --bench none" if mode == "none" else "gpudash export (default: --bench quick)"
         runs = ", ".join(f"{t:.2f}" for t in fig["runs_s"])
         met = "met" if fig["median_s"] < fig["goal_s"] else "NOT met"
-        print(f"{command}: median {fig['median_s']:.2f} s of {len(fig['runs_s'])} runs ({runs} s); "
-              f"goal < {fig['goal_s']:g} s: {met}")
+        print(
+            f"{command}: median {fig['median_s']:.2f} s of {len(fig['runs_s'])} runs ({runs} s); "
+            f"goal < {fig['goal_s']:g} s: {met}"
+        )
         print(f"  {fig['summary']}")
     return 0
 

@@ -90,19 +90,30 @@ def main(argv: list[str] | None = None) -> int:
     bad = [d for d in dtypes if d not in DTYPES]
     if bad:
         parser.error(f"unknown dtype(s): {', '.join(bad)} (choose from {', '.join(DTYPES)})")
-    shape_list = shapes(args.m_step, args.m_max, tuple(int(x) for x in args.nk.split(",")),
-                        tuple(int(x) for x in args.squares.split(",")))
+    shape_list = shapes(
+        args.m_step,
+        args.m_max,
+        tuple(int(x) for x in args.nk.split(",")),
+        tuple(int(x) for x in args.squares.split(",")),
+    )
     # A cold CPU (clocks ramping, pages not yet touched) scores low: warm up first, as mamf-finder does.
     time_call(make_call("fp32", 1024, 1024, 1024), 1.0)
     started = time.perf_counter()
     results = {d: sweep(d, shape_list, args.seconds, not args.quiet) for d in dtypes}
-    report = {"torch": torch.__version__, "threads": torch.get_num_threads(), "shapes": len(shape_list),
-              "seconds": round(time.perf_counter() - started, 1), "best": results}
+    report = {
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "shapes": len(shape_list),
+        "seconds": round(time.perf_counter() - started, 1),
+        "best": results,
+    }
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"torch {report['torch']}, {report['threads']} threads, {len(shape_list)} shapes per dtype, "
-              f"{report['seconds']} s")
+        print(
+            f"torch {report['torch']}, {report['threads']} threads, {len(shape_list)} shapes per dtype, "
+            f"{report['seconds']} s"
+        )
         for d, r in results.items():
             m, n, k = r["shape"]
             print(f"{d:5} best {r['gflops']:8.1f} GFLOPS at {m}x{n}x{k}")

@@ -24,8 +24,9 @@ GOAL_S = 10.0
 
 def one_run(env: dict[str, str]) -> tuple[float, dict]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "gpudash", "probe", "--json"], env=env, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpudash", "probe", "--json"], env=env, capture_output=True, text=True, timeout=600
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"gpudash probe failed ({done.returncode}): {done.stderr.strip()[-500:]}")
@@ -39,8 +40,11 @@ def main() -> int:
     args = parser.parse_args()
     load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "XDG_STATE_HOME": os.path.join(tmp, "state"),
-               "XDG_CONFIG_HOME": os.path.join(tmp, "config")}
+        env = {
+            **os.environ,
+            "XDG_STATE_HOME": os.path.join(tmp, "state"),
+            "XDG_CONFIG_HOME": os.path.join(tmp, "config"),
+        }
         env.pop("GPUDASH_REPLAY", None)
         env.pop("GPUDASH_CONFIG", None)
         times, last = [], {}
@@ -51,13 +55,26 @@ def main() -> int:
     devices = [f"{d['key']} {d['name']}" for d in last.get("devices", [])]
     verdicts = {d["key"]: {p: e["verdict"] for p, e in d["precisions"].items()} for d in last.get("devices", [])}
     if args.json:
-        print(json.dumps({"median_s": median, "runs_s": times, "goal_s": GOAL_S, "devices": devices,
-                          "verdicts": verdicts, "load_average_1min_before": load_before,
-                          "cpus": os.cpu_count()}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "median_s": median,
+                    "runs_s": times,
+                    "goal_s": GOAL_S,
+                    "devices": devices,
+                    "verdicts": verdicts,
+                    "load_average_1min_before": load_before,
+                    "cpus": os.cpu_count(),
+                },
+                indent=2,
+            )
+        )
     else:
         runs = ", ".join(f"{t:.2f}" for t in times)
-        print(f"gpudash probe (every precision, {'; '.join(devices)}): median {median:.2f} s of {len(times)} "
-              f"runs ({runs} s); goal < {GOAL_S:g} s: {'met' if median < GOAL_S else 'NOT met'}")
+        print(
+            f"gpudash probe (every precision, {'; '.join(devices)}): median {median:.2f} s of {len(times)} "
+            f"runs ({runs} s); goal < {GOAL_S:g} s: {'met' if median < GOAL_S else 'NOT met'}"
+        )
         if load_before is not None:  # other work on a shared machine slows every figure
             print(f"  load average before the runs: {load_before:.2f} on {os.cpu_count()} CPUs")
         for key, per in verdicts.items():

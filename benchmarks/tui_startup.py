@@ -48,8 +48,12 @@ COLS, ROWS = 140, 45
 
 def clean_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
-    env.update(XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="gpudash-bench-"), TERM="xterm-256color",
-               COLORTERM="truecolor", PYTHONPATH=str(ROOT))
+    env.update(
+        XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="gpudash-bench-"),
+        TERM="xterm-256color",
+        COLORTERM="truecolor",
+        PYTHONPATH=str(ROOT),
+    )
     return env
 
 
@@ -72,8 +76,15 @@ class TerminalRun:
         self.markers = markers
         self.seen: dict[bytes, float] = {}
         self.start = time.perf_counter()
-        self.proc = subprocess.Popen([sys.executable, "-m", "gpudash", *args], stdin=slave, stdout=slave,
-                                     stderr=slave, env=clean_env(), close_fds=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "gpudash", *args],
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=clean_env(),
+            close_fds=True,
+            start_new_session=True,
+        )
         os.close(slave)
         self._text = b""
         threading.Thread(target=self._drain, daemon=True).start()
@@ -157,18 +168,28 @@ def main() -> int:
     idle_pct = idle_cpu(args.idle_seconds)
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"gpudash TUI start-up and idle cost: {platform.machine()}, {psutil.cpu_count()} logical CPUs, "
-          f"Python {platform.python_version()}, load average {load} at the end; "
-          f"median of {args.runs} runs ({args.help_runs} for --help)")
+    print(
+        f"gpudash TUI start-up and idle cost: {platform.machine()}, {psutil.cpu_count()} logical CPUs, "
+        f"Python {platform.python_version()}, load average {load} at the end; "
+        f"median of {args.runs} runs ({args.help_runs} for --help)"
+    )
     rows = [
         ("gpudash --help (wall)", f"{help_s:.3f} s", "< 0.3 s", help_s < 0.3),
         ('python -c "import torch" (wall)', f"{torch_s:.3f} s", "", None),
         ("first frame, live (CPU card)", f"{frame_live_s:.3f} s", "< 1.5 s", frame_live_s < 1.5),
-        ("torch view ready in the same run", f"{torch_ready_s:.3f} s", "after first frame",
-         frame_live_s < torch_ready_s),
+        (
+            "torch view ready in the same run",
+            f"{torch_ready_s:.3f} s",
+            "after first frame",
+            frame_live_s < torch_ready_s,
+        ),
         ("first frame, --replay h100-80gb.json", f"{frame_replay_s:.3f} s", "< 1.5 s", frame_replay_s < 1.5),
-        (f"idle CPU, dgx-h100-8gpu replay, 1 Hz, {args.idle_seconds:g} s", f"{idle_pct:.2f} % of a core", "< 2 %",
-         idle_pct < 2.0),
+        (
+            f"idle CPU, dgx-h100-8gpu replay, 1 Hz, {args.idle_seconds:g} s",
+            f"{idle_pct:.2f} % of a core",
+            "< 2 %",
+            idle_pct < 2.0,
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(width)}  {'result':>18}  {'goal':<18}  met")

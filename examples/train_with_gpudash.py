@@ -23,10 +23,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("settings", help="the exported TOML or JSON file")
     parser.add_argument("--steps", type=int, default=40, help="optimizer steps (default 40)")
-    parser.add_argument("--max-batch", type=int, default=64,
-                        help="cap on the exported batch size, which was found for a much larger model (default 64)")
-    parser.add_argument("--max-accumulation", type=int, default=4,
-                        help="cap on the exported accumulation steps, to keep the demo short (default 4)")
+    parser.add_argument(
+        "--max-batch",
+        type=int,
+        default=64,
+        help="cap on the exported batch size, which was found for a much larger model (default 64)",
+    )
+    parser.add_argument(
+        "--max-accumulation",
+        type=int,
+        default=4,
+        help="cap on the exported accumulation steps, to keep the demo short (default 4)",
+    )
     args = parser.parse_args(argv)
     try:
         settings = load(args.settings)
@@ -42,8 +50,10 @@ def main(argv: list[str] | None = None) -> int:
     backends = settings.apply_torch_backends()
     device_type = settings.device_type
     if device_type == "cuda" and not torch.cuda.is_available():
-        print(f"note: {args.settings} is for a GPU ({settings.tree['gpudash'].get('device')}), and this machine "
-              "has none: training on the CPU with the same settings")
+        print(
+            f"note: {args.settings} is for a GPU ({settings.tree['gpudash'].get('device')}), and this machine "
+            "has none: training on the CPU with the same settings"
+        )
         device_type = "cpu"
     device = torch.device(device_type, settings.torch_index or 0) if device_type == "cuda" else torch.device("cpu")
 
@@ -54,13 +64,19 @@ def main(argv: list[str] | None = None) -> int:
     if device.type != "cuda":
         loader_kwargs["pin_memory"] = False  # pinning needs a GPU
     scaler = settings.grad_scaler(device.type)
-    print(f"settings: {settings.path} (device {settings.tree['gpudash'].get('device')}, "
-          f"{'replayed' if settings.replayed else 'live'})")
-    print(f"  amp dtype {settings.dtype}, loss scaling {settings.loss_scaling}, tf32 {backends['allow_tf32']}, "
-          f"float32 matmul precision {backends['float32_matmul_precision']}")
-    print(f"  batch {batch} (exported {settings.batch_size}), accumulation {accumulation} "
-          f"(exported {settings.gradient_accumulation_steps}), workers {loader_kwargs['num_workers']}, "
-          f"pin_memory {loader_kwargs['pin_memory']}, env set {sorted(env) or 'none'}")
+    print(
+        f"settings: {settings.path} (device {settings.tree['gpudash'].get('device')}, "
+        f"{'replayed' if settings.replayed else 'live'})"
+    )
+    print(
+        f"  amp dtype {settings.dtype}, loss scaling {settings.loss_scaling}, tf32 {backends['allow_tf32']}, "
+        f"float32 matmul precision {backends['float32_matmul_precision']}"
+    )
+    print(
+        f"  batch {batch} (exported {settings.batch_size}), accumulation {accumulation} "
+        f"(exported {settings.gradient_accumulation_steps}), workers {loader_kwargs['num_workers']}, "
+        f"pin_memory {loader_kwargs['pin_memory']}, env set {sorted(env) or 'none'}"
+    )
     print(f"  training on {device}, GradScaler {'on' if scaler is not None else 'off'}")
 
     torch.manual_seed(0)

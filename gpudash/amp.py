@@ -58,6 +58,7 @@ def resolve_device(device: Any = None) -> str:
 
 # What gpudash knows about one device ---------------------------------------------------------------
 
+
 @dataclass
 class Evidence:
     torch_device: str
@@ -96,7 +97,8 @@ def _device_info(machine, torch_device: str):
     if machine is not None:
         for dev in machine.devices:
             if (torch_device == "cpu" and dev.vendor == "cpu") or (
-                    dev.vendor != "cpu" and dev.torch_index is not None and f"cuda:{dev.torch_index}" == torch_device):
+                dev.vendor != "cpu" and dev.torch_index is not None and f"cuda:{dev.torch_index}" == torch_device
+            ):
                 return dev
     if torch_device == "cpu":
         from gpudash.devices.cpu import CpuBackend
@@ -132,8 +134,11 @@ def _bench_speedups(machine, device) -> dict[str, float]:
         for entry in doc.get("devices") or []:
             if not isinstance(entry, dict):
                 continue
-            same = entry.get("key") == device.key if entry.get("key") else (
-                entry.get("index") == device.index and entry.get("name") == device.name)
+            same = (
+                entry.get("key") == device.key
+                if entry.get("key")
+                else (entry.get("index") == device.index and entry.get("name") == device.name)
+            )
             speed = entry.get("speedup_vs_fp32")
             if same and isinstance(speed, dict):
                 return {k: float(v) for k, v in speed.items() if isinstance(v, (int, float))}
@@ -159,6 +164,7 @@ def gather(device: Any = None, use_verified: bool = True) -> Evidence:
 
 # Decisions ------------------------------------------------------------------------------------------
 
+
 def _facts(ev: Evidence):
     """The recommender's input for this device: what was remembered, and why the rest is missing."""
     from gpudash.measure.schema import PrecisionCapabilityMatrix
@@ -166,8 +172,9 @@ def _facts(ev: Evidence):
 
     bench = None
     if ev.bench_speedup:
-        bench = PrecisionCapabilityMatrix(hardware_name=ev.device.name, device=ev.device.key,
-                                          speedup_vs_fp32=dict(ev.bench_speedup))
+        bench = PrecisionCapabilityMatrix(
+            hardware_name=ev.device.name, device=ev.device.key, speedup_vs_fp32=dict(ev.bench_speedup)
+        )
     not_run = {}
     if ev.probe is None:
         not_run["probe"] = "no remembered probe (run `gpudash probe`)"
@@ -213,6 +220,7 @@ def _dtype_name(dtype: Any) -> str:
 
 # The configuration ----------------------------------------------------------------------------------
 
+
 @dataclass
 class AmpConfig:
     dtype: Any  # torch.bfloat16 | torch.float16 | torch.float32 (autocast off)
@@ -229,16 +237,21 @@ class AmpConfig:
         return _dtype_name(self.dtype)
 
     @classmethod
-    def for_dtype(cls, dtype_name: str, device: str, reasons: list[str], verified: bool | None = None) -> "AmpConfig":
+    def for_dtype(cls, dtype_name: str, device: str, reasons: list[str], verified: bool | None = None) -> AmpConfig:
         name = _dtype_name(dtype_name)
-        return cls(dtype=getattr(_torch(), name), enabled=name != "float32",
-                   loss_scaling="dynamic" if name == "float16" else "none",
-                   lightning_precision=LIGHTNING_PRECISION[name],
-                   accelerate_mixed_precision=ACCELERATE_MIXED_PRECISION[name],
-                   device=device, reasons=list(reasons), verified=verified)
+        return cls(
+            dtype=getattr(_torch(), name),
+            enabled=name != "float32",
+            loss_scaling="dynamic" if name == "float16" else "none",
+            lightning_precision=LIGHTNING_PRECISION[name],
+            accelerate_mixed_precision=ACCELERATE_MIXED_PRECISION[name],
+            device=device,
+            reasons=list(reasons),
+            verified=verified,
+        )
 
     @classmethod
-    def auto(cls, device: Any = None, use_verified: bool = True) -> "AmpConfig":
+    def auto(cls, device: Any = None, use_verified: bool = True) -> AmpConfig:
         """bf16 where it is right, else fp16 with dynamic loss scaling (GPUs), else fp32."""
         ev = gather(device, use_verified)
         choice = _choice(ev)
@@ -246,7 +259,7 @@ class AmpConfig:
         return cls.for_dtype(choice.dtype, ev.torch_device, reasons, _verified(ev, PRECISION_OF.get(choice.dtype)))
 
     @classmethod
-    def force_bf16(cls, device: Any = None, use_verified: bool = True) -> "AmpConfig":
+    def force_bf16(cls, device: Any = None, use_verified: bool = True) -> AmpConfig:
         """bf16 or a PrecisionUnavailableError naming the device and the reason."""
         ev = gather(device, use_verified)
         ok, why = _allowed(ev, "bf16")
@@ -255,17 +268,20 @@ class AmpConfig:
         return cls.for_dtype("bfloat16", ev.torch_device, [*ev.notes, why, "bf16 forced"], _verified(ev, "bf16"))
 
     @classmethod
-    def force_fp16(cls, device: Any = None, use_verified: bool = True) -> "AmpConfig":
+    def force_fp16(cls, device: Any = None, use_verified: bool = True) -> AmpConfig:
         """fp16 with dynamic loss scaling; refused only where gpudash's probe found fp16 wrong here."""
         ev = gather(device, use_verified)
         result = ev.result("fp16")
         if result is not None and result.verdict == "failed":
             raise PrecisionUnavailableError(
                 f"cannot force fp16 on {ev.torch_device}: {ev.label}: the probe found fp16 broken here "
-                f"({result.failure_reason})")
+                f"({result.failure_reason})"
+            )
         reasons = [*ev.notes, "fp16 forced", "float16 needs dynamic loss scaling (GradScaler)"]
         if result is not None and result.verdict == "slow_reference":
-            reasons.append(f"{ev.label}: fp16 {(result.details or {}).get('note') or 'runs only as a slow reference path'}")
+            reasons.append(
+                f"{ev.label}: fp16 {(result.details or {}).get('note') or 'runs only as a slow reference path'}"
+            )
         if ev.is_cpu:
             reasons.append("on a CPU Lightning turns 16-mixed into bf16-mixed and accelerate refuses fp16")
         return cls.for_dtype("float16", ev.torch_device, reasons, _verified(ev, "fp16"))

@@ -70,8 +70,15 @@ def _lookup(tree: dict[str, Any], dotted: str) -> Any:
     return node
 
 
-def _require(path: Path, tree: dict[str, Any], dotted: str, kind: type | tuple, choices=None, optional=False,
-             minimum: int | None = None) -> Any:
+def _require(
+    path: Path,
+    tree: dict[str, Any],
+    dotted: str,
+    kind: type | tuple,
+    choices=None,
+    optional=False,
+    minimum: int | None = None,
+) -> Any:
     try:
         value = _lookup(tree, dotted)
     except KeyError:
@@ -79,7 +86,7 @@ def _require(path: Path, tree: dict[str, Any], dotted: str, kind: type | tuple, 
             return None
         raise ExportFileError(f"{path}: missing key {dotted}") from None
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+    if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
         raise ExportFileError(f"{path}: {dotted}: expected {'/'.join(k.__name__ for k in kinds)}, got {value!r}")
     if choices is not None and value not in choices:
         raise ExportFileError(f"{path}: {dotted}: expected one of {', '.join(map(str, choices))}, got {value!r}")
@@ -106,12 +113,15 @@ class ExportedSettings:
         self.lightning_precision = _require(p, tree, "amp.lightning_precision", str)
         self.accelerate_mixed_precision = _require(p, tree, "amp.accelerate_mixed_precision", str, ACCELERATE)
         self.tf32 = _require(p, tree, "amp.tf32", bool)
-        self.float32_matmul_precision = _require(p, tree, "amp.float32_matmul_precision", str,
-                                                 ("highest", "high", "medium"), optional=True) or "highest"
+        self.float32_matmul_precision = (
+            _require(p, tree, "amp.float32_matmul_precision", str, ("highest", "high", "medium"), optional=True)
+            or "highest"
+        )
         self.hf_trainer = {k: _require(p, tree, f"amp.hf_trainer.{k}", bool) for k in ("bf16", "fp16", "tf32")}
         self.batch_size = _require(p, tree, "batch.size", int, optional=True, minimum=1)
-        self.gradient_accumulation_steps = _require(p, tree, "batch.gradient_accumulation_steps", int,
-                                                    optional=True, minimum=1)
+        self.gradient_accumulation_steps = _require(
+            p, tree, "batch.gradient_accumulation_steps", int, optional=True, minimum=1
+        )
         self.num_workers = _require(p, tree, "dataloader.num_workers", int, minimum=0)
         self.pin_memory = _require(p, tree, "dataloader.pin_memory", bool)
         self.persistent_workers = _require(p, tree, "dataloader.persistent_workers", bool, optional=True)
@@ -124,8 +134,10 @@ class ExportedSettings:
         self.reasons: dict[str, str] = dict(tree.get("reasons") or {})
 
     def __repr__(self) -> str:
-        return (f"ExportedSettings({str(self.path)!r}, dtype={self.dtype}, loss_scaling={self.loss_scaling}, "
-                f"batch_size={self.batch_size}, accumulation={self.gradient_accumulation_steps})")
+        return (
+            f"ExportedSettings({str(self.path)!r}, dtype={self.dtype}, loss_scaling={self.loss_scaling}, "
+            f"batch_size={self.batch_size}, accumulation={self.gradient_accumulation_steps})"
+        )
 
     # PyTorch ------------------------------------------------------------------------------------
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from gpudash.errors import UsageError
 from gpudash.fileio import read_user_file
@@ -35,7 +36,7 @@ class Key:
     def problem(self, value: Any) -> str | None:
         kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
         number_ok = float in kinds and isinstance(value, int)  # 2 is fine where 2.0 is expected
-        if isinstance(value, bool) and bool not in kinds or not (isinstance(value, kinds) or number_ok):
+        if (isinstance(value, bool) and bool not in kinds) or not (isinstance(value, kinds) or number_ok):
             return f"expected {_kind_name(kinds)}, got {type(value).__name__} {value!r}"
         if self.choices is not None and value not in self.choices:
             return f"expected one of {', '.join(self.choices)}, got {value!r}"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from gpudash import __version__
 from gpudash.devices import Machine
@@ -80,11 +81,17 @@ def _available_memory(machine: Machine, device: DeviceInfo) -> int | None:
 
 def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], bench: str) -> Facts:
     return facts_for(
-        device, replayed=machine.replayed, source=machine.label, runtime=machine.runtime, config=config,
+        device,
+        replayed=machine.replayed,
+        source=machine.label,
+        runtime=machine.runtime,
+        config=config,
         host_logical_cores=_host_cores(machine),
         accelerators_on_host=sum(1 for d in machine.devices if d.vendor != "cpu"),
-        memory_available_bytes=_available_memory(machine, device), bench_mode=bench,
-        generated=now_iso(), gpudash_version=__version__,
+        memory_available_bytes=_available_memory(machine, device),
+        bench_mode=bench,
+        generated=now_iso(),
+        gpudash_version=__version__,
     )
 
 
@@ -109,8 +116,14 @@ def _bench(machine, device, config, facts: Facts, mode: str, status: Status) -> 
         return
     precisions = None if mode == "full" else AMP_CANDIDATES[device.vendor == "cpu"]
     status(f"benchmarking {device.key} ({mode}{': ' + ', '.join(precisions) if precisions else ''})")
-    found = bench_machine(machine, devices=[device], precisions=precisions, mode=mode,
-                          case_budget_s=config["bench"]["case_budget_s"], timeout_s=config["bench"]["timeout_s"])
+    found = bench_machine(
+        machine,
+        devices=[device],
+        precisions=precisions,
+        mode=mode,
+        case_budget_s=config["bench"]["case_budget_s"],
+        timeout_s=config["bench"]["timeout_s"],
+    )
     report = _matrix_for(found, device)
     facts.bench = getattr(report, "matrix", report)
     if facts.bench is None:
@@ -140,22 +153,52 @@ def _memory(machine, device, facts: Facts, status: Status) -> None:
     target = int(facts.config["export"]["target_effective_batch"])
     if not machine.replayed and device.vendor != "cpu" and device.torch_index is not None:
         status(f"finding the largest batch on {device.key} by trial steps")
-        res = run_one(Task("gpudash.recommend.memory_task:trial_batch",
-                           {"spec": spec, "dtype": dtype, "device_type": "cuda", "device_index": device.torch_index,
-                            "limit": target}, timeout_s=TRIAL_TIMEOUT_S, name="batch trials"))
+        res = run_one(
+            Task(
+                "gpudash.recommend.memory_task:trial_batch",
+                {
+                    "spec": spec,
+                    "dtype": dtype,
+                    "device_type": "cuda",
+                    "device_index": device.torch_index,
+                    "limit": target,
+                },
+                timeout_s=TRIAL_TIMEOUT_S,
+                name="batch trials",
+            )
+        )
         if res.ok:
             v = res.value
-            facts.batch_trial = BatchTrial(v["largest_ok"], v["first_oom"], tuple((n, ok) for n, ok in v["trials"]),
-                                           v["limit"], v["dtype"], describe(spec))
+            facts.batch_trial = BatchTrial(
+                v["largest_ok"],
+                v["first_oom"],
+                tuple((n, ok) for n, ok in v["trials"]),
+                v["limit"],
+                v["dtype"],
+                describe(spec),
+            )
             return
         facts.not_run["batch trials"] = f"{res.status}: {res.error}; estimating instead"
     status("tracing the model's memory on the CPU")
-    res = run_one(Task("gpudash.recommend.memory_task:trace_memory", {"spec": spec, "dtype": dtype},
-                       timeout_s=MEMORY_TIMEOUT_S, name="memory trace"))
+    res = run_one(
+        Task(
+            "gpudash.recommend.memory_task:trace_memory",
+            {"spec": spec, "dtype": dtype},
+            timeout_s=MEMORY_TIMEOUT_S,
+            name="memory trace",
+        )
+    )
     if res.ok:
         v = res.value
-        facts.model_memory = ModelMemory(describe(spec), v["param_count"], v["activation_bytes_per_sample"],
-                                         v["dtype"], "traced", "measured", v["fixed_bytes"])
+        facts.model_memory = ModelMemory(
+            describe(spec),
+            v["param_count"],
+            v["activation_bytes_per_sample"],
+            v["dtype"],
+            "traced",
+            "measured",
+            v["fixed_bytes"],
+        )
         return
     _formula(facts, spec, dtype, f"the memory trace failed ({res.status}: {res.error})")
 
@@ -168,8 +211,15 @@ def _formula(facts: Facts, spec: dict, dtype: str, why: str) -> None:
         facts.not_run["memory"] = f"{why}; a factory model cannot be sized without running it"
 
 
-def export_settings(machine: Machine, config: dict[str, Any], *, device: str | int | None = None,
-                    bench: str | None = None, plugin_dirs=(), status: Status = _quiet) -> Gathered:
+def export_settings(
+    machine: Machine,
+    config: dict[str, Any],
+    *,
+    device: str | int | None = None,
+    bench: str | None = None,
+    plugin_dirs=(),
+    status: Status = _quiet,
+) -> Gathered:
     """Gather the facts (running what `bench` allows) and recommend. Never writes anything."""
     bench = bench or config["export"]["bench"]
     if bench not in BENCH_MODES:

@@ -39,8 +39,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> bool:
     return existed
 
 
-def read_user_file(path: str | os.PathLike, what: str, error: type[GpudashError] = GpudashError,
-                   hint: str = "") -> str:
+def read_user_file(path: str | os.PathLike, what: str, error: type[GpudashError] = GpudashError, hint: str = "") -> str:
     """The text of a file the user named; any problem is one line naming the file and what it was for."""
     target = Path(path)
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 NA = "n/a"
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def gib(value: int | None) -> str:
@@ -49,7 +49,9 @@ def processes(procs, limit: int = 3) -> str:
     if not procs:
         return ""
     ranked = sorted(procs, key=lambda p: -(p.memory_used_bytes or 0))
-    parts = [f"{p.name or '?'}[{p.pid}] {gib(p.memory_used_bytes)}{'' if p.memory_used_bytes is None else ' GiB'}"
-             for p in ranked[:limit]]
+    parts = [
+        f"{p.name or '?'}[{p.pid}] {gib(p.memory_used_bytes)}{'' if p.memory_used_bytes is None else ' GiB'}"
+        for p in ranked[:limit]
+    ]
     more = f" +{len(procs) - limit} more" if len(procs) > limit else ""
     return " · ".join(parts) + more

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from gpudash.models import Sample
 
@@ -56,8 +56,7 @@ class History:
         """
         totals = memory_totals or {}
         for key, sample in samples.items():
-            per_device = self._series.setdefault(
-                key, {m: deque(maxlen=self.capacity) for m in self.metrics})
+            per_device = self._series.setdefault(key, {m: deque(maxlen=self.capacity) for m in self.metrics})
             for metric, buffer in per_device.items():
                 buffer.append(metric_value(sample, metric, totals.get(key)))
 
@@ -93,6 +92,6 @@ def downsample(values: list[float | None], width: int) -> list[float | None]:
     out: list[float | None] = []
     n = len(values)
     for i in range(width):
-        bucket = [v for v in values[i * n // width:(i + 1) * n // width] if v is not None]
+        bucket = [v for v in values[i * n // width : (i + 1) * n // width] if v is not None]
         out.append(sum(bucket) / len(bucket) if bucket else None)
     return out

@@ -13,11 +13,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from gpudash.plugin_manager import (
-    ENTRY_POINT, GpudashPluginManager, Registered, collect_benchmarks, collect_checks, list_plugins,
+    ENTRY_POINT,
+    GpudashPluginManager,
+    Registered,
+    collect_benchmarks,
+    collect_checks,
+    list_plugins,
     make_plugin_manager,
 )
 from gpudash.plugin_manager.entry_points import EntryPoint, load_entry_point
@@ -29,8 +35,11 @@ _managers: dict[tuple, GpudashPluginManager] = {}
 
 def _manager(sources: dict[str, Any]) -> GpudashPluginManager:
     vet_failures = dict(sources.get("vet_failures") or {})
-    key = (tuple(sources.get("plugin_dirs") or ()), bool(sources.get("load_entry_points")),
-           tuple(sorted(vet_failures.items())))
+    key = (
+        tuple(sources.get("plugin_dirs") or ()),
+        bool(sources.get("load_entry_points")),
+        tuple(sorted(vet_failures.items())),
+    )
     if key not in _managers:
         # Load errors were already reported by the parent; here they only matter for the plugin asked for.
         # The parent's vetting verdicts are reused: a plugin that crashed its vetting would crash this child.
@@ -44,8 +53,9 @@ def vetting_ready() -> bool:
     return True
 
 
-def vet_plugin(name: str, source: str, target: str, dist_name: str, version: str | None,
-               progress: Callable[..., None]) -> list[str]:
+def vet_plugin(
+    name: str, source: str, target: str, dist_name: str, version: str | None, progress: Callable[..., None]
+) -> list[str]:
     """Import one plugin and call its register_* hooks, as the parent is about to. Returns the load errors
     (the parent records its own when it imports the plugin); a crash or hang here is the runner's to report."""
     pm = GpudashPluginManager(on_error=None)
@@ -93,8 +103,9 @@ def run_check(sources: dict[str, Any], plugin: str, check: str, device: dict[str
     return result.to_dict()
 
 
-def run_benchmark(sources: dict[str, Any], plugin: str, benchmark: str, device: dict[str, Any],
-                  budget_s: float) -> list[dict[str, Any]]:
+def run_benchmark(
+    sources: dict[str, Any], plugin: str, benchmark: str, device: dict[str, Any], budget_s: float
+) -> list[dict[str, Any]]:
     pm = _manager(sources)
     obj = _find(pm, collect_benchmarks(pm), plugin, benchmark, "benchmark")
     items = obj.run(Device.from_dict(device), budget_s)

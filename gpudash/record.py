@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpudash import __version__
 from gpudash.devices import Machine
@@ -22,8 +23,9 @@ def _device_entry(device, samples: list[dict]) -> dict[str, Any]:
     return entry
 
 
-def record(machine: Machine, seconds: float, interval: float,
-           sleep: Callable[[float], None] = time.sleep) -> dict[str, Any]:
+def record(
+    machine: Machine, seconds: float, interval: float, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
     count = max(1, int(seconds / interval) + 1) if seconds > 0 else 1
     per_device: dict[str, list[dict]] = {d.key: [] for d in machine.devices}
     for i in range(count):

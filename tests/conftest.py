@@ -6,33 +6,67 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/fakes.py
 
-from fakes import make_fake_amdsmi, make_fake_pynvml  # noqa: E402
+from fakes import make_fake_amdsmi, make_fake_pynvml
 
 H100 = {
-    "vendor": "nvidia", "index": 0, "name": "NVIDIA H100 80GB HBM3", "compute_capability": "9.0",
-    "gfx_target": None, "memory_total_bytes": 85520809984, "uuid": "GPU-5d2f0c1e-aaaa-bbbb-cccc-000000000001",
+    "vendor": "nvidia",
+    "index": 0,
+    "name": "NVIDIA H100 80GB HBM3",
+    "compute_capability": "9.0",
+    "gfx_target": None,
+    "memory_total_bytes": 85520809984,
+    "uuid": "GPU-5d2f0c1e-aaaa-bbbb-cccc-000000000001",
     "pci_bus_id": "00000000:17:00.0",
     "samples": [
-        {"memory_used_bytes": 1073741824, "utilization_pct": 35, "temperature_c": 41, "power_w": 180.5,
-         "sm_clock_mhz": 1755, "memory_clock_mhz": 2619,
-         "processes": [{"pid": 4242, "memory_used_bytes": 1000000000}]},
-        {"memory_used_bytes": 2147483648, "utilization_pct": 90, "temperature_c": 55, "power_w": 600.0,
-         "sm_clock_mhz": 1980, "memory_clock_mhz": 2619},
+        {
+            "memory_used_bytes": 1073741824,
+            "utilization_pct": 35,
+            "temperature_c": 41,
+            "power_w": 180.5,
+            "sm_clock_mhz": 1755,
+            "memory_clock_mhz": 2619,
+            "processes": [{"pid": 4242, "memory_used_bytes": 1000000000}],
+        },
+        {
+            "memory_used_bytes": 2147483648,
+            "utilization_pct": 90,
+            "temperature_c": 55,
+            "power_w": 600.0,
+            "sm_clock_mhz": 1980,
+            "memory_clock_mhz": 2619,
+        },
     ],
 }
 MI300X = {
-    "vendor": "amd", "index": 0, "name": "AMD Instinct MI300X", "compute_capability": None,
-    "gfx_target": "gfx942", "memory_total_bytes": 206141652992, "multiprocessors": 304,
-    "samples": [{"memory_used_bytes": 4 * 1024 ** 3, "utilization_pct": 12, "temperature_c": 45, "power_w": 220,
-                 "sm_clock_mhz": 2100, "memory_clock_mhz": 1300}],
+    "vendor": "amd",
+    "index": 0,
+    "name": "AMD Instinct MI300X",
+    "compute_capability": None,
+    "gfx_target": "gfx942",
+    "memory_total_bytes": 206141652992,
+    "multiprocessors": 304,
+    "samples": [
+        {
+            "memory_used_bytes": 4 * 1024**3,
+            "utilization_pct": 12,
+            "temperature_c": 45,
+            "power_w": 220,
+            "sm_clock_mhz": 2100,
+            "memory_clock_mhz": 1300,
+        }
+    ],
 }
 
 
 def snapshot_dict(*devices, **extra):
-    return {"format": "gpudash-snapshot", "version": 1,
-            "host": {"hostname": "node7", "machine": "x86_64", "os": "Linux"},
-            "runtime": {"torch": "2.5.1+cu124", "cuda": "12.4", "hip": None, "driver": "550.54.15"},
-            "devices": [dict(d) for d in devices], **extra}
+    return {
+        "format": "gpudash-snapshot",
+        "version": 1,
+        "host": {"hostname": "node7", "machine": "x86_64", "os": "Linux"},
+        "runtime": {"torch": "2.5.1+cu124", "cuda": "12.4", "hip": None, "driver": "550.54.15"},
+        "devices": [dict(d) for d in devices],
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -68,4 +102,4 @@ def state_dir(tmp_path):
     return tmp_path / "state"
 
 
-__all__ = ["H100", "MI300X", "snapshot_dict", "make_fake_pynvml", "make_fake_amdsmi"]
+__all__ = ["H100", "MI300X", "make_fake_amdsmi", "make_fake_pynvml", "snapshot_dict"]

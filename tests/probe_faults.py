@@ -53,8 +53,9 @@ def _plant(kind: str) -> list:
         return [(conversion, "device_convert", real)]
     if kind == "matmul_nan":
         real = matmul.device_matmul
-        matmul.device_matmul = lambda a, b: torch.full((a.shape[0], b.shape[1]), float("nan"),
-                                                       dtype=a.dtype, device=a.device)
+        matmul.device_matmul = lambda a, b: torch.full(
+            (a.shape[0], b.shape[1]), float("nan"), dtype=a.dtype, device=a.device
+        )
         return [(matmul, "device_matmul", real)]
     raise ValueError(f"unknown planted fault {kind!r}")
 

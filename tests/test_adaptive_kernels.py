@@ -37,29 +37,32 @@ def dispatcher():
     return Dispatcher(BUILTIN_KERNELS)
 
 
-@pytest.mark.parametrize("device, kernel", [
-    (nvidia("10.0"), "fp8_e4m3fn_scaled_mm"),  # Blackwell
-    (nvidia("12.0"), "fp8_e4m3fn_scaled_mm"),  # Blackwell consumer
-    (nvidia("8.9"), "fp8_e4m3fn_scaled_mm"),  # Ada
-    (nvidia("8.0"), "bf16"),  # Ampere
-    (nvidia("8.6"), "bf16"),
-    (nvidia("7.5"), "fp16"),  # Turing
-    (nvidia("7.0"), "fp16"),  # Volta
-    (nvidia("6.1"), "fp32"),  # Pascal
-    (amd("gfx942"), "fp8_e4m3fnuz_scaled_mm"),  # MI300: FNUZ
-    (amd("gfx950"), "fp8_e4m3fn_scaled_mm"),  # MI350: OCP
-    (amd("gfx1201"), "fp8_e4m3fn_scaled_mm"),  # RDNA4: OCP, ROCm >= 6.5
-    (amd("gfx1201", hip="6.4.0"), "bf16"),  # RDNA4 on an older ROCm: no OCP fp8 _scaled_mm yet
-    (amd("gfx90a"), "bf16"),  # CDNA2
-    (amd("gfx908"), "bf16"),  # CDNA1
-    (amd("gfx1100"), "fp16"),  # RDNA3: bf16 troubled
-    (amd("gfx1151"), "fp16"),  # RDNA3.5
-    (amd("gfx1030"), "fp32"),  # RDNA2: no bf16 hardware, no matrix unit
-    (amd("gfx1010"), "fp32"),  # RDNA1
-    (cpu("avx512_f", "avx512_bf16"), "bf16"),
-    (cpu("amx_bf16"), "bf16"),
-    (cpu("avx2", "fma3"), "fp32"),
-])
+@pytest.mark.parametrize(
+    "device, kernel",
+    [
+        (nvidia("10.0"), "fp8_e4m3fn_scaled_mm"),  # Blackwell
+        (nvidia("12.0"), "fp8_e4m3fn_scaled_mm"),  # Blackwell consumer
+        (nvidia("8.9"), "fp8_e4m3fn_scaled_mm"),  # Ada
+        (nvidia("8.0"), "bf16"),  # Ampere
+        (nvidia("8.6"), "bf16"),
+        (nvidia("7.5"), "fp16"),  # Turing
+        (nvidia("7.0"), "fp16"),  # Volta
+        (nvidia("6.1"), "fp32"),  # Pascal
+        (amd("gfx942"), "fp8_e4m3fnuz_scaled_mm"),  # MI300: FNUZ
+        (amd("gfx950"), "fp8_e4m3fn_scaled_mm"),  # MI350: OCP
+        (amd("gfx1201"), "fp8_e4m3fn_scaled_mm"),  # RDNA4: OCP, ROCm >= 6.5
+        (amd("gfx1201", hip="6.4.0"), "bf16"),  # RDNA4 on an older ROCm: no OCP fp8 _scaled_mm yet
+        (amd("gfx90a"), "bf16"),  # CDNA2
+        (amd("gfx908"), "bf16"),  # CDNA1
+        (amd("gfx1100"), "fp16"),  # RDNA3: bf16 troubled
+        (amd("gfx1151"), "fp16"),  # RDNA3.5
+        (amd("gfx1030"), "fp32"),  # RDNA2: no bf16 hardware, no matrix unit
+        (amd("gfx1010"), "fp32"),  # RDNA1
+        (cpu("avx512_f", "avx512_bf16"), "bf16"),
+        (cpu("amx_bf16"), "bf16"),
+        (cpu("avx2", "fma3"), "fp32"),
+    ],
+)
 def test_kernel_choice_per_architecture(dispatcher, device, kernel):
     assert dispatcher.choose(device).name == kernel
 
@@ -155,12 +158,19 @@ def test_other_plugins_add_kernels_through_the_hook(tmp_path, monkeypatch):
         "    return 2 * (x @ w.t())\n"
         "@hookimpl\n"
         "def register_kernels(register):\n"
-        "    register(Kernel('matmul', 'doubled', 'fp32', lambda q: q.device.vendor == 'cpu', doubled, priority=99))\n")
+        "    register(Kernel('matmul', 'doubled', 'fp32', lambda q: q.device.vendor == 'cpu', doubled, priority=99))\n"
+    )
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "extra_kernel,adaptive_kernels")
     pm = make_plugin_manager([tmp_path])
     kernels = [r.obj for r in collect_kernels(pm)]
-    assert [k.name for k in kernels] == ["fp8_e4m3fnuz_scaled_mm", "fp8_e4m3fn_scaled_mm", "bf16", "fp16", "fp32",
-                                         "doubled"]
+    assert [k.name for k in kernels] == [
+        "fp8_e4m3fnuz_scaled_mm",
+        "fp8_e4m3fn_scaled_mm",
+        "bf16",
+        "fp16",
+        "fp32",
+        "doubled",
+    ]
     dispatcher = Dispatcher([*BUILTIN_KERNELS, *kernels])
     assert len(dispatcher.kernels) == 6  # the built-ins registered through the hook are not doubled up
     x, w = torch.ones(2, 4), torch.ones(3, 4)

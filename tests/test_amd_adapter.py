@@ -31,7 +31,7 @@ def test_sample_reads_activity_power_and_clocks(monkeypatch):
     backend.devices()
     s = backend.sample(0)
     assert (s.utilization_pct, s.power_w, s.sm_clock_mhz, s.temperature_c) == (12, 220, 2100, 45)
-    assert s.memory_used_bytes == 4 * 1024 ** 3
+    assert s.memory_used_bytes == 4 * 1024**3
 
 
 def test_na_strings_become_reasons(monkeypatch):
@@ -56,7 +56,8 @@ def test_library_error_on_one_field(monkeypatch):
 def test_import_failure_keeps_stdout_clean(monkeypatch, tmp_path):
     # The real amdsmi without ROCm prints to stdout and raises KeyError on import.
     (tmp_path / "amdsmi.py").write_text(
-        "print('/opt/rocm/lib/libamd_smi.so: cannot open shared object file')\nraise KeyError('libamd_smi.so')\n")
+        "print('/opt/rocm/lib/libamd_smi.so: cannot open shared object file')\nraise KeyError('libamd_smi.so')\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "amdsmi", raising=False)
     out = io.StringIO()
@@ -66,6 +67,10 @@ def test_import_failure_keeps_stdout_clean(monkeypatch, tmp_path):
 
 
 def test_init_failure(monkeypatch):
-    monkeypatch.setitem(sys.modules, "amdsmi", make_fake_amdsmi([], init_error=AmdSmiLibraryException(8, "AMDSMI_STATUS_DRIVER_NOT_LOADED")))
+    monkeypatch.setitem(
+        sys.modules,
+        "amdsmi",
+        make_fake_amdsmi([], init_error=AmdSmiLibraryException(8, "AMDSMI_STATUS_DRIVER_NOT_LOADED")),
+    )
     with pytest.raises(AmdSmiUnavailable, match="DRIVER_NOT_LOADED"):
         AmdSmiBackend()

@@ -31,10 +31,22 @@ def _remember(machine, cpu, **verdicts):
         verified = {"verified": True, "slow_reference": True, "failed": False}[verdict]
         details = {"note": reason} if verdict == "slow_reference" else {}
         results[precision] = PrecisionTestResult(
-            precision=precision, supported=verified, verified=verified, verdict=verdict, spec="native",
-            failure_reason=reason if verdict == "failed" else None, max_rel_error=0.004, details=details)
-    matrix = PrecisionCapabilityMatrix(hardware_name=cpu.name, device=cpu.key, results=results,
-                                       measured_at="2026-01-02T03:04:05+0000", provenance="measured")
+            precision=precision,
+            supported=verified,
+            verified=verified,
+            verdict=verdict,
+            spec="native",
+            failure_reason=reason if verdict == "failed" else None,
+            max_rel_error=0.004,
+            details=details,
+        )
+    matrix = PrecisionCapabilityMatrix(
+        hardware_name=cpu.name,
+        device=cpu.key,
+        results=results,
+        measured_at="2026-01-02T03:04:05+0000",
+        provenance="measured",
+    )
     probe.remember(machine, {cpu.key: matrix})
 
 
@@ -54,8 +66,14 @@ def test_auto_on_this_cpu_without_measurements_stays_fp32(live):
 
 def _bench(machine, cpu, speedup):
     """A benchmark run as `gpudash bench` keeps it (the bench JSON contract)."""
-    store.append_history("bench", machine, {"version": 1, "devices": [
-        {"key": cpu.key, "index": cpu.index, "name": cpu.name, "speedup_vs_fp32": {"bf16": speedup}}]})
+    store.append_history(
+        "bench",
+        machine,
+        {
+            "version": 1,
+            "devices": [{"key": cpu.key, "index": cpu.index, "name": cpu.name, "speedup_vs_fp32": {"bf16": speedup}}],
+        },
+    )
 
 
 def test_verified_and_measured_results_are_used_and_named(live):
@@ -68,8 +86,11 @@ def test_verified_and_measured_results_are_used_and_named(live):
     assert ok and "cpu:0" in reason and "measured 2.1x fp32" in reason
     config = amp.AmpConfig.auto("cpu")
     assert config.dtype is torch.bfloat16 and config.verified is True
-    assert (config.loss_scaling, config.lightning_precision, config.accelerate_mixed_precision) == \
-        ("none", "bf16-mixed", "bf16")
+    assert (config.loss_scaling, config.lightning_precision, config.accelerate_mixed_precision) == (
+        "none",
+        "bf16-mixed",
+        "bf16",
+    )
     ok_unverified, _ = amp.detect_bf16_support("cpu", use_verified=False)
     assert not ok_unverified  # nothing remembered is used: no measurement, so fp32
 
@@ -141,8 +162,11 @@ def test_autocast_and_scaler_helpers_follow_the_config():
 
 
 def test_lightning_mapping_and_device_names():
-    assert [amp.lightning_precision(d) for d in (torch.bfloat16, torch.float16, "float32")] == \
-        ["bf16-mixed", "16-mixed", "32-true"]
+    assert [amp.lightning_precision(d) for d in (torch.bfloat16, torch.float16, "float32")] == [
+        "bf16-mixed",
+        "16-mixed",
+        "32-true",
+    ]
     assert amp.resolve_device("cpu") == amp.resolve_device(torch.device("cpu")) == "cpu"
     assert amp.resolve_device(1) == "cuda:1"
     with pytest.raises(GpudashError, match="device 'tpu'"):

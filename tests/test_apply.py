@@ -22,8 +22,9 @@ def exported(tmp_path, device: DeviceInfo, fmt: str = "toml", **kw):
     return path
 
 
-A100 = DeviceInfo(vendor="nvidia", index=0, name="A100", compute_capability="8.0", memory_total_bytes=80 << 30,
-                  torch_index=0)
+A100 = DeviceInfo(
+    vendor="nvidia", index=0, name="A100", compute_capability="8.0", memory_total_bytes=80 << 30, torch_index=0
+)
 V100 = DeviceInfo(vendor="nvidia", index=0, name="V100", compute_capability="7.0", memory_total_bytes=16 << 30)
 TRIAL = BatchTrial(largest_ok=70, first_oom=71, trials=((2, True),), limit=256, dtype="bfloat16")
 
@@ -36,8 +37,14 @@ def test_bf16_export_to_framework_kwargs(tmp_path, fmt):
     assert s.lightning_kwargs() == {"precision": "bf16-mixed", "accumulate_grad_batches": 5}
     assert s.accelerate_kwargs() == {"mixed_precision": "bf16", "gradient_accumulation_steps": 5}
     assert s.hf_training_args_kwargs() == {
-        "bf16": True, "fp16": False, "tf32": True, "per_device_train_batch_size": 52,
-        "gradient_accumulation_steps": 5, "dataloader_num_workers": 7, "dataloader_pin_memory": True}
+        "bf16": True,
+        "fp16": False,
+        "tf32": True,
+        "per_device_train_batch_size": 52,
+        "gradient_accumulation_steps": 5,
+        "dataloader_num_workers": 7,
+        "dataloader_pin_memory": True,
+    }
     assert s.dataloader_kwargs() == {"num_workers": 7, "pin_memory": True, "batch_size": 52, "persistent_workers": True}
     assert s.grad_scaler() is None
     assert s.torch_dtype() is torch.bfloat16 and s.torch_index == 0
@@ -93,14 +100,17 @@ def test_missing_file_names_it(tmp_path):
         load(tmp_path / "nope.toml")
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace('dtype = "bfloat16"', 'dtype = "bfloat17"'), r"amp\.dtype: expected one of"),
-    (lambda t: t.replace("[amp]\n", "[amp_]\n"), r"missing key amp\.dtype"),
-    (lambda t: t.replace("num_workers = 0", "num_workers = -1"), r"dataloader\.num_workers: expected at least 0"),
-    (lambda t: t.replace("version = 1", 'version = "1"'), r"gpudash\.version: expected int"),
-    (lambda t: t.replace("version = 1", "version = 2"), r"gpudash\.version: this gpudash reads version 1"),
-    (lambda t: t + "\n[[broken", r"not valid TOML"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda t: t.replace('dtype = "bfloat16"', 'dtype = "bfloat17"'), r"amp\.dtype: expected one of"),
+        (lambda t: t.replace("[amp]\n", "[amp_]\n"), r"missing key amp\.dtype"),
+        (lambda t: t.replace("num_workers = 0", "num_workers = -1"), r"dataloader\.num_workers: expected at least 0"),
+        (lambda t: t.replace("version = 1", 'version = "1"'), r"gpudash\.version: expected int"),
+        (lambda t: t.replace("version = 1", "version = 2"), r"gpudash\.version: this gpudash reads version 1"),
+        (lambda t: t + "\n[[broken", r"not valid TOML"),
+    ],
+)
 def test_invalid_files_name_the_file_and_key(tmp_path, edit, message):
     path = exported(tmp_path, A100, host_logical_cores=1, accelerators_on_host=1)
     path.write_text(edit(path.read_text()))

@@ -16,7 +16,7 @@ from gpudash.recommend.batch_search import find_max_batch, is_oom
 from gpudash.recommend.facts import BatchTrial, ModelMemory
 from gpudash.recommend.model_spec import analytic_memory, model_spec, reference_param_count
 
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 class FakeStep:
@@ -42,15 +42,18 @@ def test_search_finds_the_threshold(threshold):
     assert step.cleanups == sum(1 for _, ok in result.trials if not ok)
     first_oom = next(i for i, (_, ok) in enumerate(result.trials) if not ok)
     growth = step.calls[: first_oom + 1]
-    assert growth == [2 * 2 ** i for i in range(len(growth))]  # doubles until the first OOM, then bisects
+    assert growth == [2 * 2**i for i in range(len(growth))]  # doubles until the first OOM, then bisects
     assert len(step.calls) <= 2 * math.log2(threshold + 2) + 2
 
 
-@pytest.mark.parametrize("message", [
-    "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.11 GiB total capacity)",
-    "HIP out of memory. Tried to allocate 1.00 GiB (GPU 0; 5.98 GiB total capacity)",
-    "[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you tried to allocate 1 bytes",
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.11 GiB total capacity)",
+        "HIP out of memory. Tried to allocate 1.00 GiB (GPU 0; 5.98 GiB total capacity)",
+        "[enforce fail at alloc_cpu.cpp:117] DefaultCPUAllocator: can't allocate memory: you tried to allocate 1 bytes",
+    ],
+)
 def test_search_catches_oom_messages(message):
     step = FakeStep(10, error=lambda n: RuntimeError(message))
     assert find_max_batch(step, start=2, limit=64).largest_ok == 10
@@ -80,7 +83,7 @@ def test_search_other_errors_propagate():
 
 def test_search_respects_max_trials():
     step = FakeStep(5000)
-    result = find_max_batch(step, start=1, limit=10 ** 6, max_trials=4)
+    result = find_max_batch(step, start=1, limit=10**6, max_trials=4)
     assert len(result.trials) == 4 and result.largest_ok == 8
 
 
@@ -90,27 +93,35 @@ def test_is_oom():
     assert not is_oom(RuntimeError("CUDA error: device-side assert")) and not is_oom(ValueError("out of memory"))
 
 
-@pytest.mark.parametrize("fit, target, expected", [
-    (33, 256, (32, 8, 256)),  # 8 steps; 33 evened out to 32
-    (48, 256, (43, 6, 258)),
-    (1000, 256, (256, 1, 256)),  # capped at the target
-    (1, 7, (1, 7, 7)),
-    (5, 7, (4, 2, 8)),
-])
+@pytest.mark.parametrize(
+    "fit, target, expected",
+    [
+        (33, 256, (32, 8, 256)),  # 8 steps; 33 evened out to 32
+        (48, 256, (43, 6, 258)),
+        (1000, 256, (256, 1, 256)),  # capped at the target
+        (1, 7, (1, 7, 7)),
+        (5, 7, (4, 2, 8)),
+    ],
+)
 def test_accumulate(fit, target, expected):
     assert accumulate(fit, target) == expected
 
 
 def h100() -> DeviceInfo:
-    return DeviceInfo(vendor="nvidia", index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0",
-                      memory_total_bytes=80 * GIB)
+    return DeviceInfo(
+        vendor="nvidia", index=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0", memory_total_bytes=80 * GIB
+    )
 
 
 def test_trial_result_gets_the_margin():
     trial = BatchTrial(largest_ok=37, first_oom=38, trials=((2, True), (64, False)), limit=256, dtype="bfloat16")
     s = recommend(facts_for(h100(), batch_trial=trial))
     # int(37 * 0.9) = 33 fits; ceil(256 / 33) = 8 steps; ceil(256 / 8) = 32 per step
-    assert (s.value("batch.size"), s.value("batch.gradient_accumulation_steps"), s.value("batch.effective")) == (32, 8, 256)
+    assert (s.value("batch.size"), s.value("batch.gradient_accumulation_steps"), s.value("batch.effective")) == (
+        32,
+        8,
+        256,
+    )
     assert s.value("batch.method") == "trial" and s.get("batch.size").provenance == "measured"
 
 
@@ -166,7 +177,8 @@ def test_trace_of_a_factory_model(tmp_path, monkeypatch):
         "import torch\n"
         "def make():\n"
         "    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1))\n"
-        "    return model, torch.randn(4, 64)\n")
+        "    return model, torch.randn(4, 64)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     from gpudash.recommend.memory_task import trace_memory
 

@@ -39,12 +39,20 @@ def tiny_cpu_bench(cpu_machine):
     precisions that have no benchmark here."""
     machine, cpu = cpu_machine
     events = []
-    reports = bench_machine(machine, devices=[cpu], precisions=["fp32", "bf16", "tf32", "fp4"], case_budget_s=0.5,
-                            timeout_s=120, on_progress=events.append, plan=TINY)
+    reports = bench_machine(
+        machine,
+        devices=[cpu],
+        precisions=["fp32", "bf16", "tf32", "fp4"],
+        case_budget_s=0.5,
+        timeout_s=120,
+        on_progress=events.append,
+        plan=TINY,
+    )
     return reports[cpu.key], events
 
 
 # The real thing, small -----------------------------------------------------------------------------
+
 
 def test_real_quick_bench_measures_each_precision(tiny_cpu_bench, cpu_machine):
     report, events = tiny_cpu_bench
@@ -53,7 +61,9 @@ def test_real_quick_bench_measures_each_precision(tiny_cpu_bench, cpu_machine):
     assert m.supported_precisions == ["fp32", "bf16"] and m.unsupported_precisions == ["tf32", "fp4"]
     assert set(m.peak_gflops_by_precision) == {"fp32", "bf16"}
     assert all(g > 0 for g in m.peak_gflops_by_precision.values())
-    assert m.speedup_vs_fp32 == {"bf16": pytest.approx(m.peak_gflops_by_precision["bf16"] / m.peak_gflops_by_precision["fp32"])}
+    assert m.speedup_vs_fp32 == {
+        "bf16": pytest.approx(m.peak_gflops_by_precision["bf16"] / m.peak_gflops_by_precision["fp32"])
+    }
     assert m.results["fp32"].speedup_vs_fp32 == 1.0
     shapes = [(r["precision"], tuple(r["shape"])) for r in report.results]
     assert shapes == [(p, s) for p in ("fp32", "bf16") for s in TINY.shapes]
@@ -67,8 +77,10 @@ def test_real_quick_bench_measures_each_precision(tiny_cpu_bench, cpu_machine):
     assert best.details["dtypes"] == ["float32", "float32"] and best.details["fp32_mode"] == "ieee"
     # The CPU peaks are estimates from a formula, and say so.
     assert report.peak_provenance["fp32"]["provenance"] == "estimated"
-    if best.measured_gflops <= m.theoretical_peaks["fp32"] and \
-            m.results["bf16"].measured_gflops <= m.theoretical_peaks["bf16"]:
+    if (
+        best.measured_gflops <= m.theoretical_peaks["fp32"]
+        and m.results["bf16"].measured_gflops <= m.theoretical_peaks["bf16"]
+    ):
         assert best.efficiency == pytest.approx(best.measured_gflops / m.theoretical_peaks["fp32"])
     else:  # the VM's reported clock is below the real one: no efficiency rests on it
         assert best.efficiency is None and any("exceeds the estimated peak" in n for n in report.notes)
@@ -90,8 +102,14 @@ def test_fp8_slow_path_stops_early_and_says_why(cpu_machine):
     shapes = ((256, 256, 256), (512, 512, 512), (1024, 1024, 1024), (2048, 2048, 2048), (4096, 4096, 4096))
     budget = 0.01
     began = time.monotonic()
-    report = bench_machine(machine, devices=[cpu], precisions=["fp8_e4m3"], case_budget_s=budget, timeout_s=60,
-                           plan=Plan(shapes, measure_s=0.005, copy_bytes=1 << 16))[cpu.key]
+    report = bench_machine(
+        machine,
+        devices=[cpu],
+        precisions=["fp8_e4m3"],
+        case_budget_s=budget,
+        timeout_s=60,
+        plan=Plan(shapes, measure_s=0.005, copy_bytes=1 << 16),
+    )[cpu.key]
     took = time.monotonic() - began
     result = report.matrix.results["fp8_e4m3"]
     skipped = {tuple(s["shape"]): s for s in result.details["skipped"]}
@@ -105,6 +123,7 @@ def test_fp8_slow_path_stops_early_and_says_why(cpu_machine):
 
 def test_sweep_skips_larger_shapes_from_a_prediction(monkeypatch):
     """Deterministic: a fake matmul at 1 GFLOPS, so the times are known."""
+
     def fake_matmul(torch, precision, device, m, n, k, dtypes):
         return lambda: time.sleep(2.0 * m * n * k / 1e9)
 
@@ -132,12 +151,14 @@ def test_a_precision_torch_refuses_records_torch_s_reason(monkeypatch):
     def refusing(torch, precision, device, m, n, k, dtypes):
         def call():
             raise RuntimeError("torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0")
+
         return call
 
     monkeypatch.setattr(matmul, "make_matmul", refusing)
     out = matmul.sweep("cpu", "fp8_e4m3", [[64, 64, 64], [128, 128, 128]], measure_s=0.01, case_budget_s=0.5)
-    assert out["failure_reason"] == ("RuntimeError: torch._scaled_mm is only supported on CUDA devices with "
-                                     "compute capability >= 9.0")
+    assert out["failure_reason"] == (
+        "RuntimeError: torch._scaled_mm is only supported on CUDA devices with compute capability >= 9.0"
+    )
     assert [c["status"] for c in out["cases"]] == ["error", "skipped"]
     assert out["cases"][1]["reason"].startswith("failed: RuntimeError")
 
@@ -147,8 +168,14 @@ def test_sweep_time_cap_skips_the_remaining_shapes(monkeypatch):
         return lambda: time.sleep(2.0 * m * n * k / 1e9)
 
     monkeypatch.setattr(matmul, "make_matmul", fake_matmul)
-    out = matmul.sweep("cpu", "fp32", [[64, 64, 64], [96, 96, 96], [128, 128, 128]], measure_s=0.02,
-                       case_budget_s=1.0, sweep_budget_s=0.015)
+    out = matmul.sweep(
+        "cpu",
+        "fp32",
+        [[64, 64, 64], [96, 96, 96], [128, 128, 128]],
+        measure_s=0.02,
+        case_budget_s=1.0,
+        sweep_budget_s=0.015,
+    )
     assert [c["status"] for c in out["cases"]] == ["ok", "skipped", "skipped"]
     assert out["stopped"].startswith("time cap: this precision's share of the sweep (0.015 s) is used up")
 
@@ -177,13 +204,19 @@ def test_overall_time_limit_and_cancel_are_reported(cpu_machine):
 
 def test_ctrl_c_kills_the_child_process(tmp_path):
     """The child runs in its own session (no SIGINT reaches it): the parent must kill it on Ctrl-C."""
-    script = ("from gpudash.devices import discover\n"
-              "from gpudash.measure.bench import Plan, bench_machine\n"
-              "m = discover(include_torch=False)\n"
-              "bench_machine(m, devices=['cpu:0'], precisions=['fp64'], case_budget_s=30,\n"
-              "              plan=Plan(((2048, 2048, 2048),), measure_s=60.0, copy_bytes=1 << 12))\n")
-    proc = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, XDG_STATE_HOME=str(tmp_path)))
+    script = (
+        "from gpudash.devices import discover\n"
+        "from gpudash.measure.bench import Plan, bench_machine\n"
+        "m = discover(include_torch=False)\n"
+        "bench_machine(m, devices=['cpu:0'], precisions=['fp64'], case_budget_s=30,\n"
+        "              plan=Plan(((2048, 2048, 2048),), measure_s=60.0, copy_bytes=1 << 12))\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, XDG_STATE_HOME=str(tmp_path)),
+    )
     parent = psutil.Process(proc.pid)
     deadline = time.monotonic() + 60
     while not parent.children() and time.monotonic() < deadline:
@@ -204,6 +237,7 @@ def test_absent_precisions_are_not_run_by_default(cpu_machine):
 
 
 # Replay: nothing runs ------------------------------------------------------------------------------
+
 
 def test_replayed_machine_is_never_measured(h100_snapshot, monkeypatch, capsys):
     monkeypatch.setattr(runner, "run_tasks", lambda *a, **k: pytest.fail("a replayed machine must not run tasks"))
@@ -231,6 +265,7 @@ def test_replayed_table_labels_spec_peaks(h100_snapshot, capsys):
 
 # CLI -----------------------------------------------------------------------------------------------
 
+
 def test_cli_json_contract_live(no_vendor_libs, state_dir, tmp_path, capsys):
     saved = tmp_path / "profile.json"
     code = main(["bench", "--precisions", "fp32,int8", "--case-budget", "0.1", "--json", "--save", str(saved)])
@@ -239,8 +274,18 @@ def test_cli_json_contract_live(no_vendor_libs, state_dir, tmp_path, capsys):
     data = json.loads(captured.out)  # stdout is pure JSON; progress went to stderr
     assert data["version"] == 1 and data["replayed"] is False and data["mode"] == "quick"
     dev = data["devices"][0]
-    for key in ("index", "name", "precisions", "peak_gflops_by_precision", "speedup_vs_fp32", "results",
-                "theoretical_peaks", "peak_provenance", "median_gflops_by_precision", "memory_bandwidth"):
+    for key in (
+        "index",
+        "name",
+        "precisions",
+        "peak_gflops_by_precision",
+        "speedup_vs_fp32",
+        "results",
+        "theoretical_peaks",
+        "peak_provenance",
+        "median_gflops_by_precision",
+        "memory_bandwidth",
+    ):
         assert key in dev, key
     assert set(dev["peak_gflops_by_precision"]) == {"fp32", "int8"} and "int8" in dev["speedup_vs_fp32"]
     for r in dev["results"]:
@@ -256,15 +301,18 @@ def test_cli_json_contract_live(no_vendor_libs, state_dir, tmp_path, capsys):
     assert profile.precision_matrix.peak_gflops_by_precision == dev["peak_gflops_by_precision"]
 
 
-@pytest.mark.parametrize("args, message, code", [
-    (["bench", "--precisions", "fp33"], "--precisions: unknown precision 'fp33'", 2),
-    (["bench", "--precisions", ","], "--precisions: expected a comma-separated list", 2),
-    (["bench", "--preset", "nope"], "--preset: unknown preset 'nope'", 2),
-    (["bench", "--case-budget", "0"], "--case-budget: expected a positive number", 2),
-    (["bench", "--device", "nvidia:7"], "--device 'nvidia:7': no such device", 2),
-    (["bench", "--save", "/nonexistent-dir/p.json"], "folder /nonexistent-dir does not exist", 2),
-    (["bench", "--load", "/nonexistent-dir/p.json"], "/nonexistent-dir/p.json: profile not found", 1),
-])
+@pytest.mark.parametrize(
+    "args, message, code",
+    [
+        (["bench", "--precisions", "fp33"], "--precisions: unknown precision 'fp33'", 2),
+        (["bench", "--precisions", ","], "--precisions: expected a comma-separated list", 2),
+        (["bench", "--preset", "nope"], "--preset: unknown preset 'nope'", 2),
+        (["bench", "--case-budget", "0"], "--case-budget: expected a positive number", 2),
+        (["bench", "--device", "nvidia:7"], "--device 'nvidia:7': no such device", 2),
+        (["bench", "--save", "/nonexistent-dir/p.json"], "folder /nonexistent-dir does not exist", 2),
+        (["bench", "--load", "/nonexistent-dir/p.json"], "/nonexistent-dir/p.json: profile not found", 1),
+    ],
+)
 def test_bad_input_is_one_line(no_vendor_libs, capsys, args, message, code):
     assert main(args) == code
     err = capsys.readouterr().err.strip().splitlines()
@@ -276,8 +324,9 @@ def test_progress_lines_without_a_terminal():
     stream = io.StringIO()
     progress = bench_cmd_progress(stream)
     progress({"device": "cpu:0", "kind": "matmul", "precision": "fp32", "shape": [64, 64, 64], "done": 1, "total": 4})
-    progress({"device": "cpu:0", "kind": "matmul", "precision": "fp32", "shape": None, "done": 2, "total": 4,
-              "status": "ok"})
+    progress(
+        {"device": "cpu:0", "kind": "matmul", "precision": "fp32", "shape": None, "done": 2, "total": 4, "status": "ok"}
+    )
     progress.close()
     lines = stream.getvalue().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gpudash: [2/4] cpu:0 fp32: ok")
@@ -290,7 +339,9 @@ def test_progress_bar_on_a_terminal():
 
     stream = Tty()
     progress = bench_cmd_progress(stream)
-    progress({"device": "cpu:0", "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512], "done": 3, "total": 6})
+    progress(
+        {"device": "cpu:0", "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512], "done": 3, "total": 6}
+    )
     progress.close()
     text = stream.getvalue()
     assert text.startswith("\rbench [############............] 3/6") and "bf16 512x512x512" in text
@@ -309,13 +360,18 @@ def test_an_estimate_beaten_by_a_measurement_hides_every_estimated_efficiency():
     from gpudash.measure.schema import PrecisionTestResult
 
     peaks = {"fp32": Peak(166.1, "estimated", "formula"), "bf16": Peak(332.3, "estimated", "formula")}
-    records = {"fp32": PrecisionTestResult("fp32", True, measured_gflops=201.6, efficiency=1.21),
-               "bf16": PrecisionTestResult("bf16", True, measured_gflops=300.0, efficiency=0.9)}
+    records = {
+        "fp32": PrecisionTestResult("fp32", True, measured_gflops=201.6, efficiency=1.21),
+        "bf16": PrecisionTestResult("bf16", True, measured_gflops=300.0, efficiency=0.9),
+    }
     entries = [{"precision": "fp32", "efficiency": 1.21}, {"precision": "bf16", "efficiency": 0.9}]
     info = {p: {"provenance": "estimated"} for p in peaks}
     (note,) = _check_estimated_peaks(records, entries, peaks, info)
     assert "fp32 201.6 GFLOPS exceeds the estimated peak 166.1" in note
-    assert info == {"fp32": {"provenance": "estimated", "too_low": True}, "bf16": {"provenance": "estimated", "too_low": True}}
+    assert info == {
+        "fp32": {"provenance": "estimated", "too_low": True},
+        "bf16": {"provenance": "estimated", "too_low": True},
+    }
     assert [e["efficiency"] for e in entries] == [None, None]
     assert records["fp32"].efficiency is None and records["bf16"].efficiency is None
     # Below the estimates, efficiencies stand, labelled as resting on estimates.

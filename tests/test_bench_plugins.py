@@ -2,17 +2,36 @@
 
 import json
 
-from gpudash.cli import bench_plugins
-from gpudash.cli import main
+from gpudash.cli import bench_plugins, main
 
 
 def test_plugin_results_are_attached_per_device_and_follow_too_low_peaks():
-    data = {"devices": [{"key": "cpu:0", "peak_provenance": {"bf16": {"provenance": "estimated", "too_low": True},
-                                                             "fp32": {"provenance": "estimated"}}},
-                        {"key": "nvidia:0"}]}
-    runs = {"cpu:0": [{"plugin": "p", "benchmark": "b", "status": "ok", "summary": "", "results": [
-        {"precision": "bf16", "op": "x", "shape": [4, 4, 4], "gflops": 9.0, "efficiency": 1.2},
-        {"precision": "fp32", "op": "x", "shape": [4, 4, 4], "gflops": 5.0, "efficiency": 0.5}]}]}
+    data = {
+        "devices": [
+            {
+                "key": "cpu:0",
+                "peak_provenance": {
+                    "bf16": {"provenance": "estimated", "too_low": True},
+                    "fp32": {"provenance": "estimated"},
+                },
+            },
+            {"key": "nvidia:0"},
+        ]
+    }
+    runs = {
+        "cpu:0": [
+            {
+                "plugin": "p",
+                "benchmark": "b",
+                "status": "ok",
+                "summary": "",
+                "results": [
+                    {"precision": "bf16", "op": "x", "shape": [4, 4, 4], "gflops": 9.0, "efficiency": 1.2},
+                    {"precision": "fp32", "op": "x", "shape": [4, 4, 4], "gflops": 5.0, "efficiency": 0.5},
+                ],
+            }
+        ]
+    }
     bench_plugins.attach(data, runs)
     results = data["devices"][0]["plugin_benchmarks"][0]["results"]
     assert [r["efficiency"] for r in results] == [None, 0.5]

@@ -17,8 +17,9 @@ EXAMPLES = REPO / "examples" / "snapshots"
 def run(*args, env=None):
     full_env = {**os.environ, **(env or {})}
     full_env.pop("GPUDASH_REPLAY", None) if not (env and "GPUDASH_REPLAY" in env) else None
-    return subprocess.run([sys.executable, "-m", "gpudash", *args], capture_output=True, text=True,
-                          env=full_env, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "gpudash", *args], capture_output=True, text=True, env=full_env, timeout=60
+    )
 
 
 def test_version_and_help():
@@ -42,10 +43,24 @@ def test_info_json_contract_replayed(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["version"] == 1 and data["replayed"] is True
     dev = data["devices"][0]
-    for key in ("index", "vendor", "name", "arch", "compute_capability", "gfx_target", "memory_total_bytes",
-                "fp8_dtype", "precisions"):
+    for key in (
+        "index",
+        "vendor",
+        "name",
+        "arch",
+        "compute_capability",
+        "gfx_target",
+        "memory_total_bytes",
+        "fp8_dtype",
+        "precisions",
+    ):
         assert key in dev
-    assert (dev["vendor"], dev["arch"], dev["compute_capability"], dev["gfx_target"]) == ("nvidia", "Hopper", "9.0", None)
+    assert (dev["vendor"], dev["arch"], dev["compute_capability"], dev["gfx_target"]) == (
+        "nvidia",
+        "Hopper",
+        "9.0",
+        None,
+    )
     assert dev["fp8_dtype"] == "float8_e4m3fn"
     assert set(dev["precisions"]) == {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "fp4"}
     assert dev["precisions"]["bf16"]["native"] is True
@@ -78,12 +93,18 @@ def test_snapshot_writes_file_and_replays(no_vendor_libs, tmp_path, capsys):
     assert "replayed from me.json" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--replay", "/nonexistent/x.json", "info"], "/nonexistent/x.json: snapshot file not found"),
-    (["snapshot", "-o", "/nonexistent/dir/x.json"], "-o /nonexistent/dir/x.json: folder /nonexistent/dir does not exist"),
-    (["snapshot", "-o", "x.json", "--interval", "0"], "--interval: expected a positive number"),
-    (["--config", "/nonexistent/c.toml", "info"], "/nonexistent/c.toml: config file not found"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--replay", "/nonexistent/x.json", "info"], "/nonexistent/x.json: snapshot file not found"),
+        (
+            ["snapshot", "-o", "/nonexistent/dir/x.json"],
+            "-o /nonexistent/dir/x.json: folder /nonexistent/dir does not exist",
+        ),
+        (["snapshot", "-o", "x.json", "--interval", "0"], "--interval: expected a positive number"),
+        (["--config", "/nonexistent/c.toml", "info"], "/nonexistent/c.toml: config file not found"),
+    ],
+)
 def test_bad_input_one_line_no_traceback(args, message):
     res = run(*args)
     assert res.returncode == 2, res.stderr
@@ -97,7 +118,10 @@ def test_bad_config_value(tmp_path):
     cfg.write_text("[ui]\nrefresh_interval = 0\n")
     res = run("--config", str(cfg), "info", "--no-torch")
     assert res.returncode == 2
-    assert res.stderr.strip() == f"gpudash: error: {cfg}: ui.refresh_interval: expected a value from 0.1 to 60, got 0 (line 2)"
+    assert (
+        res.stderr.strip()
+        == f"gpudash: error: {cfg}: ui.refresh_interval: expected a value from 0.1 to 60, got 0 (line 2)"
+    )
 
 
 def test_corrupt_snapshot_via_env(tmp_path):
@@ -123,8 +147,10 @@ def test_json_stdout_stays_clean_without_rocm():
 def test_info_lists_gpu_processes_biggest_first(tmp_path, capsys):
     from conftest import H100, snapshot_dict
 
-    procs = [{"pid": 11, "name": "small", "memory_used_bytes": 2 ** 30},
-             {"pid": 22, "name": "train", "memory_used_bytes": 40 * 2 ** 30}]
+    procs = [
+        {"pid": 11, "name": "small", "memory_used_bytes": 2**30},
+        {"pid": 22, "name": "train", "memory_used_bytes": 40 * 2**30},
+    ]
     snap = tmp_path / "p.json"
     snap.write_text(json.dumps(snapshot_dict(dict(H100, samples=[dict(H100["samples"][0], processes=procs)]))))
     assert main(["--replay", str(snap), "info"]) == 0

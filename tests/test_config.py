@@ -44,15 +44,18 @@ def test_explicit_path_wins_over_user_config(tmp_path, monkeypatch):
     assert load_config(str(explicit))["snapshot"]["seconds"] == 9.0
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("[ui]\nrefresh_interval = -1\n", "ui.refresh_interval: expected a value from 0.1 to 60, got -1 (line 2)"),
-    ("[ui]\n\nrefresh_interval = 'fast'\n", "ui.refresh_interval: expected a number, got str 'fast' (line 3)"),
-    ("[export]\nbench = 'maybe'\n", "export.bench: expected one of none, quick, full, got 'maybe' (line 2)"),
-    ("plugin_dirs = [1]\n", "plugin_dirs: expected a list of strings (line 1)"),
-    ("[model]\nfactory = 'not a factory'\n", "model.factory: expected 'module:function' or ''"),
-    ("[ui]\nrefresh_interval = true\n", "ui.refresh_interval: expected a number, got bool True"),
-    ("ui = 3\n", "[ui] must be a table"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[ui]\nrefresh_interval = -1\n", "ui.refresh_interval: expected a value from 0.1 to 60, got -1 (line 2)"),
+        ("[ui]\n\nrefresh_interval = 'fast'\n", "ui.refresh_interval: expected a number, got str 'fast' (line 3)"),
+        ("[export]\nbench = 'maybe'\n", "export.bench: expected one of none, quick, full, got 'maybe' (line 2)"),
+        ("plugin_dirs = [1]\n", "plugin_dirs: expected a list of strings (line 1)"),
+        ("[model]\nfactory = 'not a factory'\n", "model.factory: expected 'module:function' or ''"),
+        ("[ui]\nrefresh_interval = true\n", "ui.refresh_interval: expected a number, got bool True"),
+        ("ui = 3\n", "[ui] must be a table"),
+    ],
+)
 def test_bad_values_name_file_key_and_line(tmp_path, text, expected):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(text)

@@ -12,8 +12,11 @@ from gpudash.devices.cpu import features_from_cpuinfo, parse_cpuinfo
 from gpudash.devices.merge import merge_devices
 from gpudash.models import DeviceInfo
 
-Props = namedtuple("Props", "name major minor total_memory multi_processor_count gcnArchName uuid clock_rate "
-                            "pci_bus_id pci_domain_id pci_device_id")
+Props = namedtuple(
+    "Props",
+    "name major minor total_memory multi_processor_count gcnArchName uuid clock_rate "
+    "pci_bus_id pci_domain_id pci_device_id",
+)
 
 
 def fake_torch(props_list, hip=None, bf16=True):
@@ -23,14 +26,16 @@ def fake_torch(props_list, hip=None, bf16=True):
         get_device_properties=lambda i: props_list[i],
         is_bf16_supported=lambda including_emulation=True: bf16,
         is_tf32_supported=lambda: True,
-        mem_get_info=lambda i: (60 * 2 ** 30, 80 * 2 ** 30),
+        mem_get_info=lambda i: (60 * 2**30, 80 * 2**30),
     )
-    return types.SimpleNamespace(__version__="2.5.1+cu124", cuda=cuda,
-                                 version=types.SimpleNamespace(cuda=None if hip else "12.4", hip=hip))
+    return types.SimpleNamespace(
+        __version__="2.5.1+cu124", cuda=cuda, version=types.SimpleNamespace(cuda=None if hip else "12.4", hip=hip)
+    )
 
 
-H100_PROPS = Props("NVIDIA H100 80GB HBM3", 9, 0, 85520809984, 132, "", "5d2f0c1e-aaaa-bbbb-cccc-000000000001",
-                   1980000, 0x17, 0, 0)
+H100_PROPS = Props(
+    "NVIDIA H100 80GB HBM3", 9, 0, 85520809984, 132, "", "5d2f0c1e-aaaa-bbbb-cccc-000000000001", 1980000, 0x17, 0, 0
+)
 
 
 def test_cpu_only_machine(no_vendor_libs):
@@ -66,7 +71,7 @@ def test_torch_only_gpu_when_nvml_is_missing(monkeypatch):
     gpu = machine.devices[0]
     assert (gpu.vendor, gpu.name, gpu.compute_capability) == ("nvidia", "NVIDIA H100 80GB HBM3", "9.0")
     sample = machine.sample(gpu)
-    assert sample.memory_used_bytes == 20 * 2 ** 30
+    assert sample.memory_used_bytes == 20 * 2**30
     assert "torch reports memory only" in sample.unavailable["utilization_pct"]
     assert any("kernel driver not loaded" in n for n in machine.notes)
 
@@ -84,10 +89,14 @@ def test_amd_gpu_merges_with_hip_device_by_hip_id(monkeypatch):
 
 
 def test_merge_matches_by_pci_when_order_differs():
-    nvml = [DeviceInfo("nvidia", 0, "A", pci_bus_id="00000000:17:00.0"),
-            DeviceInfo("nvidia", 1, "B", pci_bus_id="00000000:65:00.0")]
-    torch_devs = [DeviceInfo("nvidia", 0, "B", pci_bus_id="00000000:65:00.0", torch_index=0, sources=["torch"]),
-                  DeviceInfo("nvidia", 1, "A", pci_bus_id="00000000:17:00.0", torch_index=1, sources=["torch"])]
+    nvml = [
+        DeviceInfo("nvidia", 0, "A", pci_bus_id="00000000:17:00.0"),
+        DeviceInfo("nvidia", 1, "B", pci_bus_id="00000000:65:00.0"),
+    ]
+    torch_devs = [
+        DeviceInfo("nvidia", 0, "B", pci_bus_id="00000000:65:00.0", torch_index=0, sources=["torch"]),
+        DeviceInfo("nvidia", 1, "A", pci_bus_id="00000000:17:00.0", torch_index=1, sources=["torch"]),
+    ]
     merged = merge_devices(nvml, torch_devs)
     assert [(d.name, d.torch_index) for d in merged] == [("A", 1), ("B", 0)]
 
@@ -106,13 +115,23 @@ def test_broken_torch_keeps_vendor_view(no_vendor_libs):
 
 
 def test_cpuinfo_features():
-    text = ("processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\n"
-            "model name : Intel(R) Xeon(R) Platinum 8480+\nflags : fpu avx2 fma avx512f avx512_bf16 amx_bf16 "
-            "amx_int8 amx_tile avx512_fp16\n\nprocessor : 1\nflags : nothing\n")
+    text = (
+        "processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\nmodel : 143\n"
+        "model name : Intel(R) Xeon(R) Platinum 8480+\nflags : fpu avx2 fma avx512f avx512_bf16 amx_bf16 "
+        "amx_int8 amx_tile avx512_fp16\n\nprocessor : 1\nflags : nothing\n"
+    )
     info = parse_cpuinfo(text)
     assert info["model name"].startswith("Intel")
-    assert features_from_cpuinfo(info) == ["amx_bf16", "amx_int8", "amx_tile", "avx2", "avx512_bf16",
-                                          "avx512_f", "avx512_fp16", "fma3"]
+    assert features_from_cpuinfo(info) == [
+        "amx_bf16",
+        "amx_int8",
+        "amx_tile",
+        "avx2",
+        "avx512_bf16",
+        "avx512_f",
+        "avx512_fp16",
+        "fma3",
+    ]
     arm = parse_cpuinfo("processor : 0\nFeatures : fp asimd asimddp bf16 i8mm\n")
     assert features_from_cpuinfo(arm) == ["asimddp", "bf16", "i8mm"]
 
@@ -121,8 +140,10 @@ def test_versions_without_importing_torch_when_no_gpu_node(no_vendor_libs, monke
     import subprocess
 
     # In a fresh interpreter: on this GPU-less Linux box torch's versions come from its files.
-    code = ("import sys; from gpudash.devices import discover; m = discover(); "
-            "print(m.runtime.torch, 'torch' in sys.modules)")
+    code = (
+        "import sys; from gpudash.devices import discover; m = discover(); "
+        "print(m.runtime.torch, 'torch' in sys.modules)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     import torch
 

@@ -70,17 +70,31 @@ def test_contract_keys_and_reasons(tmp_path, capsys):
 
 
 def test_toml_and_json_give_the_same_tree(tmp_path):
-    device = DeviceInfo(vendor="amd", index=0, name="AMD Radeon RX 5600 XT", gfx_target="gfx1010",
-                        memory_total_bytes=6 << 30)
+    device = DeviceInfo(
+        vendor="amd", index=0, name="AMD Radeon RX 5600 XT", gfx_target="gfx1010", memory_total_bytes=6 << 30
+    )
     settings = recommend(facts_for(device, generated="2026-01-01T00:00:00+0000"))
     assert tomllib.loads(render(settings, "toml")) == json.loads(render(settings, "json")) == settings.to_tree()
 
 
 def test_toml_writer_round_trips_awkward_values():
-    tree = {"t": {"plain": "a", "quotes": 'say "hi" \\ back', "lines": "one\ntwo\tthree\r", "ctl": "\x01\x7f",
-                  "unicode": "µ 8060S — ✓", "int": -3, "big": 2 ** 40, "float": 0.1, "bool": False,
-                  "list": ["x", 1, 2.5, True], "dotted.key": "quoted key", "sub": {"deep": {"x": 1}}},
-            "empty": {}}
+    tree = {
+        "t": {
+            "plain": "a",
+            "quotes": 'say "hi" \\ back',
+            "lines": "one\ntwo\tthree\r",
+            "ctl": "\x01\x7f",
+            "unicode": "µ 8060S — ✓",
+            "int": -3,
+            "big": 2**40,
+            "float": 0.1,
+            "bool": False,
+            "list": ["x", 1, 2.5, True],
+            "dotted.key": "quoted key",
+            "sub": {"deep": {"x": 1}},
+        },
+        "empty": {},
+    }
     text = render_toml(tree, comments={"t.plain": "a comment\nwith a newline", "t.int": "# hash"})
     assert tomllib.loads(text) == tree
 
@@ -132,11 +146,17 @@ def test_write_export_into_a_missing_folder_raises(tmp_path):
         write_export(settings, str(tmp_path / "nope" / "x.toml"))
 
 
-@pytest.mark.parametrize("args, message", [
-    (["-o", "/nonexistent-folder/x.toml"], "-o /nonexistent-folder/x.toml: folder /nonexistent-folder does not exist"),
-    (["--device", "5"], "--device '5': no such device (this machine has: nvidia:0)"),
-    (["--device", "amd:3"], "--device 'amd:3': no such device"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["-o", "/nonexistent-folder/x.toml"],
+            "-o /nonexistent-folder/x.toml: folder /nonexistent-folder does not exist",
+        ),
+        (["--device", "5"], "--device '5': no such device (this machine has: nvidia:0)"),
+        (["--device", "amd:3"], "--device 'amd:3': no such device"),
+    ],
+)
 def test_bad_input_one_line_exit_2(args, message, capsys, tmp_path):
     argv = ["--replay", H100, "export", "--bench", "none", *args]
     if "-o" not in args:
@@ -166,7 +186,7 @@ def test_bad_config_names_the_key(tmp_path, capsys):
 
 
 def test_replayed_export_is_spec_not_verified(tmp_path):
-    code, path = export(tmp_path, "--replay", str(SNAPSHOTS / "strix-halo-8060s.json"), "export", "--bench", "none")
+    _code, path = export(tmp_path, "--replay", str(SNAPSHOTS / "strix-halo-8060s.json"), "export", "--bench", "none")
     tree = tomllib.loads(path.read_text())
     assert tree["gpudash"]["replayed"] is True and "replayed" in tree["gpudash"]["source"]
     assert "measured" not in tree["provenance"].values()
@@ -176,8 +196,9 @@ def test_replayed_export_is_spec_not_verified(tmp_path):
 
 @pytest.mark.parametrize("selector", ["nvidia:3", "3", "cuda:3"])
 def test_device_selection_on_a_multi_gpu_snapshot(tmp_path, selector):
-    code, path = export(tmp_path, "--replay", str(SNAPSHOTS / "dgx-h100-8gpu.json"), "export", "--bench", "none",
-                        "--device", selector)
+    code, path = export(
+        tmp_path, "--replay", str(SNAPSHOTS / "dgx-h100-8gpu.json"), "export", "--bench", "none", "--device", selector
+    )
     tree = tomllib.loads(path.read_text())
     assert code == 0 and tree["gpudash"]["device_key"] == "nvidia:3"
 
@@ -204,9 +225,11 @@ def test_default_export_of_a_replayed_machine_runs_checks_and_the_trace(tmp_path
 
 
 def test_export_never_imports_textual(tmp_path):
-    code = ("import sys\nfrom gpudash.cli import main\n"
-            f"rc = main(['--replay', {H100!r}, 'export', '--bench', 'none', '-o', {str(tmp_path / 'x.toml')!r}])\n"
-            "assert rc == 0 and 'textual' not in sys.modules, sorted(m for m in sys.modules if 'textual' in m)\n")
+    code = (
+        "import sys\nfrom gpudash.cli import main\n"
+        f"rc = main(['--replay', {H100!r}, 'export', '--bench', 'none', '-o', {str(tmp_path / 'x.toml')!r}])\n"
+        "assert rc == 0 and 'textual' not in sys.modules, sorted(m for m in sys.modules if 'textual' in m)\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "GPUDASH_REPLAY"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert res.returncode == 0, res.stderr

@@ -7,7 +7,7 @@ import pytest
 from gpudash.history import History, capacity_for, downsample, memory_pct
 from gpudash.models import Sample
 
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def test_capacity_covers_the_history_window():

@@ -21,8 +21,13 @@ def loaded_after(code: str, watch: tuple[str, ...]) -> list[str]:
         import json, sys
         print(json.dumps(sorted(m for m in {watch!r} if m in sys.modules)))
     """)
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                            env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GPUDASH_REPLAY": ""})
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "GPUDASH_REPLAY": ""},
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 

@@ -39,11 +39,22 @@ def row(*levels: str) -> dict[str, str]:
 # ---------------------------------------------------------------- NVIDIA (§2.3)
 
 NVIDIA_FAMILIES = [
-    ("6.0", "Pascal"), ("6.1", "Pascal"), ("6.2", "Pascal"),
-    ("7.0", "Volta"), ("7.2", "Volta"), ("7.5", "Turing"),
-    ("8.0", "Ampere"), ("8.6", "Ampere"), ("8.7", "Ampere"), ("8.9", "Ada"),
+    ("6.0", "Pascal"),
+    ("6.1", "Pascal"),
+    ("6.2", "Pascal"),
+    ("7.0", "Volta"),
+    ("7.2", "Volta"),
+    ("7.5", "Turing"),
+    ("8.0", "Ampere"),
+    ("8.6", "Ampere"),
+    ("8.7", "Ampere"),
+    ("8.9", "Ada"),
     ("9.0", "Hopper"),
-    ("10.0", "Blackwell"), ("10.3", "Blackwell"), ("11.0", "Blackwell"), ("12.0", "Blackwell"), ("12.1", "Blackwell"),
+    ("10.0", "Blackwell"),
+    ("10.3", "Blackwell"),
+    ("11.0", "Blackwell"),
+    ("12.0", "Blackwell"),
+    ("12.1", "Blackwell"),
 ]
 
 
@@ -81,8 +92,19 @@ def test_nvidia_precisions(cc, expected):
     assert nvidia_arch(cc).precisions == expected
 
 
-@pytest.mark.parametrize(("cc", "fp8"), [("7.5", False), ("8.0", False), ("8.6", False), ("8.7", False),
-                                          ("8.9", True), ("9.0", True), ("10.0", True), ("12.0", True)])
+@pytest.mark.parametrize(
+    ("cc", "fp8"),
+    [
+        ("7.5", False),
+        ("8.0", False),
+        ("8.6", False),
+        ("8.7", False),
+        ("8.9", True),
+        ("9.0", True),
+        ("10.0", True),
+        ("12.0", True),
+    ],
+)
 def test_nvidia_fp8_gate_matches_torch_scaled_mm(cc, fp8):
     # torch scaled_mm_arch_allowed(): major >= 9 || (major == 8 && minor == 9)
     arch = nvidia_arch(cc)
@@ -132,12 +154,27 @@ def test_nvidia_pre_pascal_is_named_but_conservative():
 # ---------------------------------------------------------------- AMD (§3.1)
 
 AMD_FAMILIES = [
-    ("gfx908", "CDNA1"), ("gfx90a", "CDNA2"), ("gfx942", "CDNA3"), ("gfx950", "CDNA4"),
-    ("gfx1010", "RDNA1"), ("gfx1011", "RDNA1"), ("gfx1012", "RDNA1"),
-    ("gfx1030", "RDNA2"), ("gfx1031", "RDNA2"), ("gfx1032", "RDNA2"), ("gfx1035", "RDNA2"), ("gfx1036", "RDNA2"),
-    ("gfx1100", "RDNA3"), ("gfx1101", "RDNA3"), ("gfx1102", "RDNA3"), ("gfx1103", "RDNA3"),
-    ("gfx1150", "RDNA3.5"), ("gfx1151", "RDNA3.5"), ("gfx1152", "RDNA3.5"),
-    ("gfx1200", "RDNA4"), ("gfx1201", "RDNA4"),
+    ("gfx908", "CDNA1"),
+    ("gfx90a", "CDNA2"),
+    ("gfx942", "CDNA3"),
+    ("gfx950", "CDNA4"),
+    ("gfx1010", "RDNA1"),
+    ("gfx1011", "RDNA1"),
+    ("gfx1012", "RDNA1"),
+    ("gfx1030", "RDNA2"),
+    ("gfx1031", "RDNA2"),
+    ("gfx1032", "RDNA2"),
+    ("gfx1035", "RDNA2"),
+    ("gfx1036", "RDNA2"),
+    ("gfx1100", "RDNA3"),
+    ("gfx1101", "RDNA3"),
+    ("gfx1102", "RDNA3"),
+    ("gfx1103", "RDNA3"),
+    ("gfx1150", "RDNA3.5"),
+    ("gfx1151", "RDNA3.5"),
+    ("gfx1152", "RDNA3.5"),
+    ("gfx1200", "RDNA4"),
+    ("gfx1201", "RDNA4"),
 ]
 
 
@@ -171,16 +208,19 @@ def test_amd_precisions(gfx, expected):
     assert amd_arch(gfx).precisions == expected
 
 
-@pytest.mark.parametrize(("gfx", "e4m3", "e5m2"), [
-    ("gfx942", "float8_e4m3fnuz", "float8_e5m2fnuz"),  # _scaled_mm_is_fnuz() true on gfx942 only
-    ("gfx942:sramecc+:xnack-", "float8_e4m3fnuz", "float8_e5m2fnuz"),
-    ("gfx950", "float8_e4m3fn", "float8_e5m2"),
-    ("gfx1200", "float8_e4m3fn", "float8_e5m2"),
-    ("gfx1201", "float8_e4m3fn", "float8_e5m2"),
-    ("gfx90a", None, None),
-    ("gfx1100", None, None),
-    ("gfx1151", None, None),
-])
+@pytest.mark.parametrize(
+    ("gfx", "e4m3", "e5m2"),
+    [
+        ("gfx942", "float8_e4m3fnuz", "float8_e5m2fnuz"),  # _scaled_mm_is_fnuz() true on gfx942 only
+        ("gfx942:sramecc+:xnack-", "float8_e4m3fnuz", "float8_e5m2fnuz"),
+        ("gfx950", "float8_e4m3fn", "float8_e5m2"),
+        ("gfx1200", "float8_e4m3fn", "float8_e5m2"),
+        ("gfx1201", "float8_e4m3fn", "float8_e5m2"),
+        ("gfx90a", None, None),
+        ("gfx1100", None, None),
+        ("gfx1151", None, None),
+    ],
+)
 def test_amd_fp8_dtype_flavour(gfx, e4m3, e5m2):
     arch = amd_arch(gfx)
     assert (arch.fp8_dtype, arch.fp8_e5m2_dtype) == (e4m3, e5m2)
@@ -212,30 +252,41 @@ def cpu(vendor=None, family=None, model=None, features=(), cores=None, mhz=None,
     extra = {}
     if vendor is not None:
         extra = {"cpu_vendor": vendor, "cpu_family": family, "cpu_model": model}
-    return DeviceInfo(vendor="cpu", index=0, name="test cpu", cpu_features=list(features),
-                      multiprocessors=cores, max_clock_mhz=mhz, logical_cores=logical, extra=extra)
+    return DeviceInfo(
+        vendor="cpu",
+        index=0,
+        name="test cpu",
+        cpu_features=list(features),
+        multiprocessors=cores,
+        max_clock_mhz=mhz,
+        logical_cores=logical,
+        extra=extra,
+    )
 
 
-@pytest.mark.parametrize(("vendor", "family", "model", "features", "expected"), [
-    ("GenuineIntel", 6, 85, ["avx512_f"], "Skylake-SP"),
-    ("GenuineIntel", 6, 85, ["avx512_f", "avx512_vnni"], "Cascade Lake"),
-    ("GenuineIntel", 6, 106, [], "Ice Lake-SP"),
-    ("GenuineIntel", 6, 108, [], "Ice Lake-SP"),
-    ("GenuineIntel", 6, 143, [], "Sapphire Rapids"),
-    ("GenuineIntel", 6, 207, [], "Emerald Rapids"),  # the reference's measurement machine
-    ("GenuineIntel", "6", "173", [], "Granite Rapids"),
-    ("GenuineIntel", 6, 174, [], "Granite Rapids"),
-    ("AuthenticAMD", 23, 0x01, [], "Zen/Zen+"),
-    ("AuthenticAMD", 23, 0x31, [], "Zen 2"),  # Rome
-    ("AuthenticAMD", 25, 0x01, [], "Zen 3"),  # Milan
-    ("AuthenticAMD", 25, 0x21, [], "Zen 3"),  # Vermeer
-    ("AuthenticAMD", 25, 0x11, [], "Zen 4"),  # Genoa
-    ("AuthenticAMD", "0x19", "0x61", [], "Zen 4"),  # Raphael, hex spelling
-    ("AuthenticAMD", 26, 0x44, [], "Zen 5"),
-    ("GenuineIntel", 6, 151, [], "CPU"),  # a client part we do not name
-    ("AuthenticAMD", 25, 0xB0, [], "CPU"),
-    (None, None, None, [], "CPU"),
-])
+@pytest.mark.parametrize(
+    ("vendor", "family", "model", "features", "expected"),
+    [
+        ("GenuineIntel", 6, 85, ["avx512_f"], "Skylake-SP"),
+        ("GenuineIntel", 6, 85, ["avx512_f", "avx512_vnni"], "Cascade Lake"),
+        ("GenuineIntel", 6, 106, [], "Ice Lake-SP"),
+        ("GenuineIntel", 6, 108, [], "Ice Lake-SP"),
+        ("GenuineIntel", 6, 143, [], "Sapphire Rapids"),
+        ("GenuineIntel", 6, 207, [], "Emerald Rapids"),  # the reference's measurement machine
+        ("GenuineIntel", "6", "173", [], "Granite Rapids"),
+        ("GenuineIntel", 6, 174, [], "Granite Rapids"),
+        ("AuthenticAMD", 23, 0x01, [], "Zen/Zen+"),
+        ("AuthenticAMD", 23, 0x31, [], "Zen 2"),  # Rome
+        ("AuthenticAMD", 25, 0x01, [], "Zen 3"),  # Milan
+        ("AuthenticAMD", 25, 0x21, [], "Zen 3"),  # Vermeer
+        ("AuthenticAMD", 25, 0x11, [], "Zen 4"),  # Genoa
+        ("AuthenticAMD", "0x19", "0x61", [], "Zen 4"),  # Raphael, hex spelling
+        ("AuthenticAMD", 26, 0x44, [], "Zen 5"),
+        ("GenuineIntel", 6, 151, [], "CPU"),  # a client part we do not name
+        ("AuthenticAMD", 25, 0xB0, [], "CPU"),
+        (None, None, None, [], "CPU"),
+    ],
+)
 def test_cpu_microarch(vendor, family, model, features, expected):
     assert cpu_arch(cpu(vendor, family, model, features)).family == expected
 
@@ -253,16 +304,19 @@ def test_cpu_with_avx2_only_emulates_the_16_bit_types():
     assert arch.precisions == row(N, N, A, E, E, E, E, E, A)
 
 
-@pytest.mark.parametrize(("features", "bf16", "fp16", "int8"), [
-    (["avx512_f", "avx512_bf16"], N, E, E),
-    (["amx_bf16"], N, E, E),
-    (["avx512_fp16"], E, N, E),
-    (["amx_fp16"], E, N, E),
-    (["avx_vnni"], E, E, N),
-    (["avx512_vnni"], E, E, N),
-    (["amx_int8"], E, E, N),
-    (["avx512f", "avx512_bf16"], N, E, E),  # /proc/cpuinfo spelling
-])
+@pytest.mark.parametrize(
+    ("features", "bf16", "fp16", "int8"),
+    [
+        (["avx512_f", "avx512_bf16"], N, E, E),
+        (["amx_bf16"], N, E, E),
+        (["avx512_fp16"], E, N, E),
+        (["amx_fp16"], E, N, E),
+        (["avx_vnni"], E, E, N),
+        (["avx512_vnni"], E, E, N),
+        (["amx_int8"], E, E, N),
+        (["avx512f", "avx512_bf16"], N, E, E),  # /proc/cpuinfo spelling
+    ],
+)
 def test_cpu_precision_follows_isa_flags(features, bf16, fp16, int8):
     arch = cpu_arch(cpu("GenuineIntel", 6, 143, features))
     assert (arch.precisions["bf16"], arch.precisions["fp16"], arch.precisions["int8"]) == (bf16, fp16, int8)
@@ -278,6 +332,7 @@ def test_arm_cpu_flags():
 
 # ---------------------------------------------------------------- dispatch and invariants
 
+
 def test_arch_for_dispatches_on_vendor():
     assert arch_for(DeviceInfo("nvidia", 0, "NVIDIA H100 80GB HBM3", compute_capability="9.0")).family == "Hopper"
     assert arch_for(DeviceInfo("amd", 0, "AMD Instinct MI300X", gfx_target="gfx942:sramecc+:xnack-")).family == "CDNA3"
@@ -288,7 +343,8 @@ def test_arch_for_dispatches_on_vendor():
 
 
 ALL_ARCHS = (
-    [nvidia_arch(cc) for cc, _ in NVIDIA_FAMILIES] + [amd_arch(g) for g, _ in AMD_FAMILIES]
+    [nvidia_arch(cc) for cc, _ in NVIDIA_FAMILIES]
+    + [amd_arch(g) for g, _ in AMD_FAMILIES]
     + [cpu_arch(cpu("GenuineIntel", 6, 207, SPR_EMR_FEATURES)), cpu_arch(cpu()), nvidia_arch(None), amd_arch(None)]
 )
 
@@ -319,6 +375,7 @@ def test_knowledge_imports_no_torch_textual_or_vendor_binding():
 
 # ---------------------------------------------------------------- peaks (§6)
 
+
 def nv(name, cc, sms=None, mhz=None):
     return DeviceInfo("nvidia", 0, name, compute_capability=cc, multiprocessors=sms, max_clock_mhz=mhz)
 
@@ -327,25 +384,28 @@ def amd(name, gfx, cus=None, mhz=None):
     return DeviceInfo("amd", 0, name, gfx_target=gfx, multiprocessors=cus, max_clock_mhz=mhz)
 
 
-@pytest.mark.parametrize(("device", "precision", "tflops"), [
-    # H100 SXM: 989.4 bf16 / 1978.9 fp8 / 494.7 tf32 / 66.9 fp64 TC (driver reports 1980 MHz: the table wins)
-    (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "bf16", 989.4),
-    (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp8_e4m3", 1978.9),
-    (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "tf32", 494.7),
-    (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp64", 66.9),
-    (nv("NVIDIA H200", "9.0"), "bf16", 989.4),  # "H200 is the same"
-    (nv("NVIDIA A100-SXM4-80GB", "8.0", 108, 1410), "bf16", 312.0),
-    (nv("NVIDIA A100 80GB PCIe", "8.0"), "bf16", 312.0),
-    (nv("NVIDIA A100-SXM4-40GB", "8.0"), "int8", 624.0),
-    (nv("NVIDIA GeForce RTX 4090", "8.9", 128, 2520), "bf16", 165.2),  # fp32-accumulate column
-    (nv("NVIDIA GeForce RTX 4090", "8.9", 128, 2520), "fp8_e4m3", 330.3),
-    (nv("NVIDIA GeForce RTX 3090", "8.6", 82, 1695), "fp16", 71.0),
-    (nv("NVIDIA GeForce RTX 3060", "8.6", 28, 1777), "fp32", 12.74),
-    (amd("AMD Instinct MI300X", "gfx942", 304, 2100), "bf16", 1307.4),
-    (amd("AMD Instinct MI300X", "gfx942", 304, 2100), "fp8_e4m3", 2614.9),
-    (amd("AMD Instinct MI250X/MI250", "gfx90a", 110, 1700), "bf16", 191.5),  # one GCD: 383 halved
-    (amd("AMD Radeon RX 5600 XT", "gfx1010", 36, 1560), "fp32", 7.19),
-])
+@pytest.mark.parametrize(
+    ("device", "precision", "tflops"),
+    [
+        # H100 SXM: 989.4 bf16 / 1978.9 fp8 / 494.7 tf32 / 66.9 fp64 TC (driver reports 1980 MHz: the table wins)
+        (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "bf16", 989.4),
+        (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp8_e4m3", 1978.9),
+        (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "tf32", 494.7),
+        (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp64", 66.9),
+        (nv("NVIDIA H200", "9.0"), "bf16", 989.4),  # "H200 is the same"
+        (nv("NVIDIA A100-SXM4-80GB", "8.0", 108, 1410), "bf16", 312.0),
+        (nv("NVIDIA A100 80GB PCIe", "8.0"), "bf16", 312.0),
+        (nv("NVIDIA A100-SXM4-40GB", "8.0"), "int8", 624.0),
+        (nv("NVIDIA GeForce RTX 4090", "8.9", 128, 2520), "bf16", 165.2),  # fp32-accumulate column
+        (nv("NVIDIA GeForce RTX 4090", "8.9", 128, 2520), "fp8_e4m3", 330.3),
+        (nv("NVIDIA GeForce RTX 3090", "8.6", 82, 1695), "fp16", 71.0),
+        (nv("NVIDIA GeForce RTX 3060", "8.6", 28, 1777), "fp32", 12.74),
+        (amd("AMD Instinct MI300X", "gfx942", 304, 2100), "bf16", 1307.4),
+        (amd("AMD Instinct MI300X", "gfx942", 304, 2100), "fp8_e4m3", 2614.9),
+        (amd("AMD Instinct MI250X/MI250", "gfx90a", 110, 1700), "bf16", 191.5),  # one GCD: 383 halved
+        (amd("AMD Radeon RX 5600 XT", "gfx1010", 36, 1560), "fp32", 7.19),
+    ],
+)
 def test_named_part_peaks_are_spec(device, precision, tflops):
     peak = peaks_for(device)[precision]
     assert peak.provenance == "spec"
@@ -353,20 +413,23 @@ def test_named_part_peaks_are_spec(device, precision, tflops):
     assert peak.basis
 
 
-@pytest.mark.parametrize(("device", "precision", "gflops"), [
-    # L4 is not in the table: 58 SM x 2040 MHz x 1024 = 121.2 TFLOPS bf16 (NVIDIA L4: 242 sparse)
-    (nv("NVIDIA L4", "8.9", 58, 2040), "bf16", 58 * 2040 * 1024 / 1000),
-    # GeForce Ada runs 16-bit tensor math at half rate with fp32 accumulate: RTX 4080 -> 97.5 TFLOPS
-    (nv("NVIDIA GeForce RTX 4080", "8.9", 76, 2505), "bf16", 76 * 2505 * 512 / 1000),
-    # ...but int8 is not halved (RTX 4090 row: int8 = 4x the fp32-accumulate bf16 rate)
-    (nv("NVIDIA GeForce RTX 4080", "8.9", 76, 2505), "int8", 76 * 2505 * 2048 / 1000),
-    # H100 PCIe is not the SXM part: formula, 114 SM x 1755 MHz x 4096
-    (nv("NVIDIA H100 PCIe", "9.0", 114, 1755), "bf16", 114 * 1755 * 4096 / 1000),
-    # Strix Halo: no vendor FLOPS figure, RDNA3.5 WMMA 512 FLOP/clk/CU
-    (amd("AMD Radeon 8060S Graphics", "gfx1151", 40, 2900), "fp16", 40 * 2900 * 512 / 1000),
-    # MI300X formula reproduces its spec figure at the same clock: 304 x 2100 x 2048 = 1307.4 TFLOPS
-    (amd("AMD Instinct MI325X", "gfx942", 304, 2100), "bf16", 1307443.2),
-])
+@pytest.mark.parametrize(
+    ("device", "precision", "gflops"),
+    [
+        # L4 is not in the table: 58 SM x 2040 MHz x 1024 = 121.2 TFLOPS bf16 (NVIDIA L4: 242 sparse)
+        (nv("NVIDIA L4", "8.9", 58, 2040), "bf16", 58 * 2040 * 1024 / 1000),
+        # GeForce Ada runs 16-bit tensor math at half rate with fp32 accumulate: RTX 4080 -> 97.5 TFLOPS
+        (nv("NVIDIA GeForce RTX 4080", "8.9", 76, 2505), "bf16", 76 * 2505 * 512 / 1000),
+        # ...but int8 is not halved (RTX 4090 row: int8 = 4x the fp32-accumulate bf16 rate)
+        (nv("NVIDIA GeForce RTX 4080", "8.9", 76, 2505), "int8", 76 * 2505 * 2048 / 1000),
+        # H100 PCIe is not the SXM part: formula, 114 SM x 1755 MHz x 4096
+        (nv("NVIDIA H100 PCIe", "9.0", 114, 1755), "bf16", 114 * 1755 * 4096 / 1000),
+        # Strix Halo: no vendor FLOPS figure, RDNA3.5 WMMA 512 FLOP/clk/CU
+        (amd("AMD Radeon 8060S Graphics", "gfx1151", 40, 2900), "fp16", 40 * 2900 * 512 / 1000),
+        # MI300X formula reproduces its spec figure at the same clock: 304 x 2100 x 2048 = 1307.4 TFLOPS
+        (amd("AMD Instinct MI325X", "gfx942", 304, 2100), "bf16", 1307443.2),
+    ],
+)
 def test_formula_peaks_are_estimated(device, precision, gflops):
     peak = peaks_for(device)[precision]
     assert peak.provenance == "estimated"
@@ -406,12 +469,15 @@ def test_cpu_peaks_match_the_reference_sanity_run():
     assert "fp8_e4m3" not in peaks  # no fp8 hardware: no peak
 
 
-@pytest.mark.parametrize(("vendor", "family", "model", "features", "fp32_rate", "bf16_rate", "int8_rate"), [
-    ("AuthenticAMD", 25, 0x11, ["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"], 32, 64, 128),  # Zen 4
-    ("AuthenticAMD", 26, 0x44, ["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"], 64, 128, 256),  # Zen 5
-    ("GenuineIntel", 6, 85, ["avx2", "fma3", "avx512_f", "avx512_vnni"], 64, None, 256),  # Cascade Lake
-    ("AuthenticAMD", 23, 0x31, ["avx2", "fma3"], 32, None, None),  # Zen 2
-])
+@pytest.mark.parametrize(
+    ("vendor", "family", "model", "features", "fp32_rate", "bf16_rate", "int8_rate"),
+    [
+        ("AuthenticAMD", 25, 0x11, ["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"], 32, 64, 128),  # Zen 4
+        ("AuthenticAMD", 26, 0x44, ["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"], 64, 128, 256),  # Zen 5
+        ("GenuineIntel", 6, 85, ["avx2", "fma3", "avx512_f", "avx512_vnni"], 64, None, 256),  # Cascade Lake
+        ("AuthenticAMD", 23, 0x31, ["avx2", "fma3"], 32, None, None),  # Zen 2
+    ],
+)
 def test_cpu_peak_rates_by_isa(vendor, family, model, features, fp32_rate, bf16_rate, int8_rate):
     peaks = peaks_for(cpu(vendor, family, model, features, cores=16, mhz=3000))
     assert peaks["fp32"].gflops == pytest.approx(16 * 3000 * fp32_rate / 1000)
@@ -430,42 +496,64 @@ def test_cpu_peaks_need_cores_clock_and_a_vector_isa():
     assert "logical cores" in logical["fp32"].basis
 
 
-@pytest.mark.parametrize(("device", "gbps"), [
-    (nv("NVIDIA H100 80GB HBM3", "9.0"), 3350.0),
-    (nv("NVIDIA H200", "9.0"), 4800.0),
-    (nv("NVIDIA A100-SXM4-80GB", "8.0"), 2039.0),
-    (nv("NVIDIA A100 80GB PCIe", "8.0"), 1935.0),
-    (nv("NVIDIA A100-SXM4-40GB", "8.0"), 1555.0),
-    (nv("NVIDIA GeForce RTX 3060", "8.6"), 360.0),
-    (amd("AMD Instinct MI300X", "gfx942"), 5300.0),
-    (amd("AMD Radeon RX 5600 XT", "gfx1010"), 288.0),
-    (amd("AMD Radeon 8060S Graphics", "gfx1151"), 256.0),
-])
+@pytest.mark.parametrize(
+    ("device", "gbps"),
+    [
+        (nv("NVIDIA H100 80GB HBM3", "9.0"), 3350.0),
+        (nv("NVIDIA H200", "9.0"), 4800.0),
+        (nv("NVIDIA A100-SXM4-80GB", "8.0"), 2039.0),
+        (nv("NVIDIA A100 80GB PCIe", "8.0"), 1935.0),
+        (nv("NVIDIA A100-SXM4-40GB", "8.0"), 1555.0),
+        (nv("NVIDIA GeForce RTX 3060", "8.6"), 360.0),
+        (amd("AMD Instinct MI300X", "gfx942"), 5300.0),
+        (amd("AMD Radeon RX 5600 XT", "gfx1010"), 288.0),
+        (amd("AMD Radeon 8060S Graphics", "gfx1151"), 256.0),
+    ],
+)
 def test_memory_bandwidth_for_named_parts(device, gbps):
     peak = peak_memory_bandwidth_gbps(device)
     assert isinstance(peak, Peak)
     assert (peak.gflops, peak.provenance) == (gbps, "spec")
 
 
-@pytest.mark.parametrize("device", [
-    nv("NVIDIA L4", "8.9"),
-    nv("NVIDIA GH200 480GB", "9.0"),  # HBM size/bandwidth differ per GH200 SKU
-    nv("NVIDIA GeForce RTX 3060 Ti", "8.6"),
-    DeviceInfo("nvidia", 0, "AMD Instinct MI300X"),  # a part matches only under its own vendor
-    cpu("GenuineIntel", 6, 207, SPR_EMR_FEATURES),
-])
+@pytest.mark.parametrize(
+    "device",
+    [
+        nv("NVIDIA L4", "8.9"),
+        nv("NVIDIA GH200 480GB", "9.0"),  # HBM size/bandwidth differ per GH200 SKU
+        nv("NVIDIA GeForce RTX 3060 Ti", "8.6"),
+        DeviceInfo("nvidia", 0, "AMD Instinct MI300X"),  # a part matches only under its own vendor
+        cpu("GenuineIntel", 6, 207, SPR_EMR_FEATURES),
+    ],
+)
 def test_memory_bandwidth_unknown_is_none(device):
     assert peak_memory_bandwidth_gbps(device) is None
 
 
-@pytest.mark.parametrize("device", [
-    DeviceInfo("nvidia", 0, None, compute_capability="garbage",  # type: ignore[arg-type]
-               multiprocessors="many", max_clock_mhz=-1),  # type: ignore[arg-type]
-    DeviceInfo("amd", 0, "x", gfx_target=None, multiprocessors=0, max_clock_mhz=2000),
-    DeviceInfo("cpu", 0, "x", cpu_features=None, extra=None,  # type: ignore[arg-type]
-               multiprocessors=2, max_clock_mhz=2000),
-    DeviceInfo("tpu", 0, "x"),
-])
+@pytest.mark.parametrize(
+    "device",
+    [
+        DeviceInfo(
+            "nvidia",
+            0,
+            None,
+            compute_capability="garbage",  # type: ignore[arg-type]
+            multiprocessors="many",
+            max_clock_mhz=-1,
+        ),  # type: ignore[arg-type]
+        DeviceInfo("amd", 0, "x", gfx_target=None, multiprocessors=0, max_clock_mhz=2000),
+        DeviceInfo(
+            "cpu",
+            0,
+            "x",
+            cpu_features=None,
+            extra=None,  # type: ignore[arg-type]
+            multiprocessors=2,
+            max_clock_mhz=2000,
+        ),
+        DeviceInfo("tpu", 0, "x"),
+    ],
+)
 def test_peaks_never_raise(device):
     assert isinstance(peaks_for(device), dict)
     peak_memory_bandwidth_gbps(device)

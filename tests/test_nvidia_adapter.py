@@ -83,10 +83,20 @@ def test_processes_are_named_on_a_live_machine(monkeypatch):
 
     import psutil
 
-    dev = dict(H100, samples=[dict(H100["samples"][0], processes=[{"pid": os.getpid(), "memory_used_bytes": 2 ** 30},
-                                                                  {"pid": 2 ** 22 + 12345, "memory_used_bytes": 1}])])
+    dev = dict(
+        H100,
+        samples=[
+            dict(
+                H100["samples"][0],
+                processes=[
+                    {"pid": os.getpid(), "memory_used_bytes": 2**30},
+                    {"pid": 2**22 + 12345, "memory_used_bytes": 1},
+                ],
+            )
+        ],
+    )
     backend = open_backend(monkeypatch, [dev])
     backend.devices()
     mine, gone = backend.sample(0).processes
-    assert mine.name == psutil.Process().name() and mine.memory_used_bytes == 2 ** 30
+    assert mine.name == psutil.Process().name() and mine.memory_used_bytes == 2**30
     assert gone.name is None  # not visible here (exited, or a host pid seen from a container)

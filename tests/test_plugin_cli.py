@@ -22,8 +22,9 @@ def gpudash(*args, **env):
     full = {k: v for k, v in os.environ.items() if k not in ("GPUDASH_REPLAY", "GPUDASH_LOAD_PLUGINS")}
     full[VET_TIMEOUT_ENV] = VET_LIMIT_S
     full.update(env)
-    return subprocess.run([sys.executable, "-m", "gpudash", *args], capture_output=True, text=True, env=full,
-                          timeout=90)
+    return subprocess.run(
+        [sys.executable, "-m", "gpudash", *args], capture_output=True, text=True, env=full, timeout=90
+    )
 
 
 def test_plugins_table_lists_the_builtins():
@@ -54,14 +55,24 @@ def test_plugins_json_stays_clean_with_broken_and_noisy_plugins():
 
 
 def test_check_json_with_broken_plugins_is_clean_and_exits_zero():
-    res = gpudash("check", "--json", "--plugins-dir", str(SAMPLES),
-                  GPUDASH_LOAD_PLUGINS="good_sample,raising,crashing,noisy,broken_import")
+    res = gpudash(
+        "check",
+        "--json",
+        "--plugins-dir",
+        str(SAMPLES),
+        GPUDASH_LOAD_PLUGINS="good_sample,raising,crashing,noisy,broken_import",
+    )
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["replayed"] is False and data["source"] == "live"
     statuses = {r["check"]: r["status"] for r in data["checks"]}
-    assert statuses == {"always_passes": "pass", "needs_the_device": "pass", "raises": "error",
-                        "segfaults": "error", "chatty": "pass"}
+    assert statuses == {
+        "always_passes": "pass",
+        "needs_the_device": "pass",
+        "raises": "error",
+        "segfaults": "error",
+        "chatty": "pass",
+    }
     assert {e["plugin"] for e in data["plugin_errors"]} == {"broken_import"}  # `check` calls register_checks only
     assert res.stdout.startswith("{") and "noisy plugin: hello from import" in res.stderr
 
@@ -70,8 +81,10 @@ def test_plugins_table_lists_plugins_that_crash_or_hang_on_import_as_failed_and_
     res = gpudash("--plugins-dir", str(SAMPLES), "plugins")  # every plugin: the built-ins and all the samples
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    for name, error in (("crashing_import", "plugin import crashed: process killed by SIGSEGV"),
-                        ("hanging_import", f"plugin import hung: timed out after {VET_LIMIT_S} s")):
+    for name, error in (
+        ("crashing_import", "plugin import crashed: process killed by SIGSEGV"),
+        ("hanging_import", f"plugin import hung: timed out after {VET_LIMIT_S} s"),
+    ):
         row = next(i for i, line in enumerate(lines) if line.startswith(name + " "))
         assert lines[row].endswith("FAILED") and lines[row + 1] == f"  error: {error}"
     for name in ("rocm_checks", "adaptive_kernels", "good_sample", "crashing", "hanging"):
@@ -79,8 +92,9 @@ def test_plugins_table_lists_plugins_that_crash_or_hang_on_import_as_failed_and_
 
 
 def test_check_still_runs_the_builtin_checks_next_to_a_plugin_that_crashes_on_import():
-    res = gpudash("--plugins-dir", str(SAMPLES), "check",
-                  GPUDASH_LOAD_PLUGINS="rocm_checks,crashing_import,good_sample")
+    res = gpudash(
+        "--plugins-dir", str(SAMPLES), "check", GPUDASH_LOAD_PLUGINS="rocm_checks,crashing_import,good_sample"
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("[live]  9 checks on 1 device: 2 pass, 7 skip")
     assert "rocm_checks (7 checks)        skip    not run: for amd devices only" in res.stdout
@@ -89,8 +103,9 @@ def test_check_still_runs_the_builtin_checks_next_to_a_plugin_that_crashes_on_im
 
 
 def test_a_bad_vetting_limit_is_one_line_and_exits_2():
-    res = gpudash("--plugins-dir", str(SAMPLES), "plugins", GPUDASH_LOAD_PLUGINS="good_sample",
-                  **{VET_TIMEOUT_ENV: "0"})
+    res = gpudash(
+        "--plugins-dir", str(SAMPLES), "plugins", GPUDASH_LOAD_PLUGINS="good_sample", **{VET_TIMEOUT_ENV: "0"}
+    )
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.strip() == f"gpudash: error: {VET_TIMEOUT_ENV}='0': not a positive number of seconds"
 

@@ -12,7 +12,13 @@ import pytest
 
 from gpudash.devices import discover
 from gpudash.plugin_manager import (
-    allowed_names, collect_benchmarks, collect_checks, list_plugins, make_plugin_manager, run_benchmarks, run_checks,
+    allowed_names,
+    collect_benchmarks,
+    collect_checks,
+    list_plugins,
+    make_plugin_manager,
+    run_benchmarks,
+    run_checks,
 )
 from gpudash.plugin_manager.vetting import VET_TIMEOUT_ENV, Candidate, candidates
 from gpudash.plugins_api import Check, hookimpl
@@ -34,8 +40,23 @@ def example_target(tmp_path_factory):
     src = tmp_path_factory.mktemp("example-src") / "plugin-package"
     shutil.copytree(REPO / "examples" / "plugin-package", src)  # the build writes egg-info next to the sources
     target = tmp_path_factory.mktemp("example-target")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                    "--target", str(target), str(src)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return target
 
 
@@ -115,10 +136,19 @@ def test_every_kind_of_broken_plugin_is_reported_and_the_rest_still_work(monkeyp
     assert records["crashing_import"].errors == ["plugin import crashed: process killed by SIGSEGV"]
     assert records["hanging_import"].errors == [f"plugin import hung: timed out after {VET_LIMIT_S} s"]
     assert not records["crashing_import"].loaded and not records["hanging_import"].loaded
-    assert not [m for m in sys.modules if m.startswith(("gpudash_plugin_file_crashing_import",
-                                                        "gpudash_plugin_file_hanging_import"))]
-    assert {plugin for plugin, _ in seen} == {"broken_import", "raising", "typo_hook", "bad_status",
-                                              "crashing_import", "hanging_import"}
+    assert not [
+        m
+        for m in sys.modules
+        if m.startswith(("gpudash_plugin_file_crashing_import", "gpudash_plugin_file_hanging_import"))
+    ]
+    assert {plugin for plugin, _ in seen} == {
+        "broken_import",
+        "raising",
+        "typo_hook",
+        "bad_status",
+        "crashing_import",
+        "hanging_import",
+    }
 
     results = {r.check: r for r in run_checks(live_cpu, pm)}
     assert results["raises"].status == "error"
@@ -147,9 +177,10 @@ def test_a_hook_name_typo_rejects_the_plugin(monkeypatch, errors):
 
 
 def test_a_hook_with_wrong_arguments_is_rejected(tmp_path, errors):
-    seen, on_error = errors
+    _seen, on_error = errors
     (tmp_path / "wrong_args.py").write_text(
-        "from gpudash.plugins_api import hookimpl\n\n@hookimpl\ndef register_checks(regster):\n    pass\n")
+        "from gpudash.plugins_api import hookimpl\n\n@hookimpl\ndef register_checks(regster):\n    pass\n"
+    )
     pm = make_plugin_manager([tmp_path], load_entry_points=False, on_error=on_error)
     assert not pm.records["wrong_args"].loaded
     assert "regster" in pm.records["wrong_args"].errors[0] and "\n" not in pm.records["wrong_args"].errors[0]
@@ -204,12 +235,14 @@ def test_a_missing_plugin_dir_is_a_usage_error(tmp_path):
 
 
 def test_listing_plugins_imports_neither_torch_nor_textual():
-    code = ("import sys\n"
-            "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
-            "records = list_plugins(make_plugin_manager())\n"
-            "assert {'adaptive_kernels', 'rocm_checks'} <= {r.name for r in records}, records\n"
-            "heavy = [m for m in ('torch', 'textual') if m in sys.modules]\n"
-            "assert not heavy, heavy\n")
+    code = (
+        "import sys\n"
+        "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
+        "records = list_plugins(make_plugin_manager())\n"
+        "assert {'adaptive_kernels', 'rocm_checks'} <= {r.name for r in records}, records\n"
+        "heavy = [m for m in ('torch', 'textual') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "GPUDASH_LOAD_PLUGINS"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -236,20 +269,31 @@ def test_the_builtin_plugins_load_from_an_installed_wheel(tmp_path):
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, src / name)
     pip = [sys.executable, "-m", "pip", "-q"]
-    subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "whl"), str(src)],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "whl"), str(src)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     [wheel] = (tmp_path / "whl").glob("gpudash-*.whl")
     target = tmp_path / "site"
-    subprocess.run([*pip, "install", "--no-deps", "--target", str(target), str(wheel)],
-                   check=True, capture_output=True, timeout=120)
-    code = ("import json, gpudash, plugins.rocm_checks\n"
-            "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
-            "records = {r.name: r.to_dict() for r in list_plugins(make_plugin_manager())}\n"
-            "print(json.dumps([gpudash.__file__, plugins.rocm_checks.__file__, records]))\n")
+    subprocess.run(
+        [*pip, "install", "--no-deps", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    code = (
+        "import json, gpudash, plugins.rocm_checks\n"
+        "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
+        "records = {r.name: r.to_dict() for r in list_plugins(make_plugin_manager())}\n"
+        "print(json.dumps([gpudash.__file__, plugins.rocm_checks.__file__, records]))\n"
+    )
     env = {k: v for k, v in os.environ.items() if k != "GPUDASH_LOAD_PLUGINS"}
     env["PYTHONPATH"] = str(target)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
-                         timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     gpudash_file, rocm_file, records = json.loads(res.stdout)
     assert gpudash_file.startswith(str(target)) and rocm_file.startswith(str(target))
@@ -257,20 +301,22 @@ def test_the_builtin_plugins_load_from_an_installed_wheel(tmp_path):
     assert records["adaptive_kernels"]["provides"]["benchmarks"] == ["adaptive_matmul"]
 
 
-def test_crashing_or_hanging_in_a_register_hook_is_caught_by_vetting_and_the_rest_load(tmp_path, monkeypatch,
-                                                                                         errors):
+def test_crashing_or_hanging_in_a_register_hook_is_caught_by_vetting_and_the_rest_load(tmp_path, monkeypatch, errors):
     seen, on_error = errors
     monkeypatch.setenv(VET_TIMEOUT_ENV, "2")
     (tmp_path / "aborts_registering.py").write_text(
         "import os\nfrom gpudash.plugins_api import hookimpl\n\n"
-        "@hookimpl\ndef register_checks(register):\n    os.abort()\n")
+        "@hookimpl\ndef register_checks(register):\n    os.abort()\n"
+    )
     (tmp_path / "blocks_registering.py").write_text(
         "import time\nfrom gpudash.plugins_api import hookimpl\n\n"
-        "@hookimpl\ndef register_benchmarks(register):\n    time.sleep(600)\n")
+        "@hookimpl\ndef register_benchmarks(register):\n    time.sleep(600)\n"
+    )
     (tmp_path / "fine_after_them.py").write_text(  # vetted in a new child: the hang ended the last one
         "from gpudash.plugins_api import Check, hookimpl\n\n"
         "class Fine(Check):\n    name = 'fine'\n    def run(self, device):\n        return self.passed('ok')\n\n"
-        "@hookimpl\ndef register_checks(register):\n    register(Fine())\n")
+        "@hookimpl\ndef register_checks(register):\n    register(Fine())\n"
+    )
     pm = make_plugin_manager([tmp_path], load_entry_points=False, on_error=on_error)
     records = {r.name: r for r in list_plugins(pm)}  # safe here: the two never got into this process
     assert records["aborts_registering"].errors == ["plugin registration crashed: process killed by SIGABRT"]
@@ -280,7 +326,8 @@ def test_crashing_or_hanging_in_a_register_hook_is_caught_by_vetting_and_the_res
 
 
 def test_an_entry_point_that_crashes_on_import_is_vetted_out_here_and_in_the_check_children(
-        tmp_path, monkeypatch, live_cpu, errors):
+    tmp_path, monkeypatch, live_cpu, errors
+):
     seen, on_error = errors
     (tmp_path / "crashy_ep_plugin.py").write_text("import os\n\nos.abort()\n")
     info = tmp_path / "crashy_ep-0.1.dist-info"
@@ -304,8 +351,10 @@ def test_builtins_are_trusted_and_third_party_plugins_are_vetted_in_one_child(ex
 
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "gpudash,example,good_sample")
     found = candidates([SAMPLES], True, allowed_names())
-    assert found == [Candidate("example", "entry point", "gpudash_example_plugin", "gpudash-example-plugin", "0.1.0"),
-                     Candidate("good_sample", "file", str(SAMPLES / "good_sample.py"))]
+    assert found == [
+        Candidate("example", "entry point", "gpudash_example_plugin", "gpudash-example-plugin", "0.1.0"),
+        Candidate("good_sample", "file", str(SAMPLES / "good_sample.py")),
+    ]
     calls = []
     real_run_tasks = runner.run_tasks
     monkeypatch.setattr(runner, "run_tasks", lambda tasks, **kw: calls.append(tasks) or real_run_tasks(tasks, **kw))
@@ -330,13 +379,15 @@ def test_a_bad_vetting_limit_is_a_usage_error(monkeypatch):
 
 
 def test_vetting_a_plugin_dir_imports_neither_torch_nor_textual():
-    code = ("import sys\n"
-            "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
-            f"records = {{r.name: r for r in list_plugins(make_plugin_manager([{str(SAMPLES)!r}]))}}\n"
-            "assert records['good_sample'].loaded, records\n"
-            "assert records['crashing_import'].errors[0].startswith('plugin import crashed'), records\n"
-            "heavy = [m for m in ('torch', 'textual') if m in sys.modules]\n"
-            "assert not heavy, heavy\n")
+    code = (
+        "import sys\n"
+        "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
+        f"records = {{r.name: r for r in list_plugins(make_plugin_manager([{str(SAMPLES)!r}]))}}\n"
+        "assert records['good_sample'].loaded, records\n"
+        "assert records['crashing_import'].errors[0].startswith('plugin import crashed'), records\n"
+        "heavy = [m for m in ('torch', 'textual') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
     env = {**os.environ, "GPUDASH_LOAD_PLUGINS": "good_sample,crashing_import,rocm_checks"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 0, res.stderr
@@ -350,6 +401,7 @@ def test_a_plugin_that_makes_a_plugin_manager_while_registering_is_vetted_once(t
         "from gpudash.plugins_api import hookimpl\n\n"
         "@hookimpl\ndef register_checks(register):\n"
         "    from gpudash.plugin_manager import make_plugin_manager\n"
-        f"    make_plugin_manager([{str(tmp_path)!r}], load_entry_points=False, on_error=None)\n")
+        f"    make_plugin_manager([{str(tmp_path)!r}], load_entry_points=False, on_error=None)\n"
+    )
     pm = make_plugin_manager([tmp_path], load_entry_points=False, on_error=on_error)
     assert pm.records["nested_manager"].loaded and seen == []

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import H100, snapshot_dict
 
 from gpudash.cli import main
 from gpudash.devices import Machine, discover
@@ -16,8 +17,6 @@ from gpudash.measure import probe, runner
 from gpudash.measure.schema import PrecisionCapabilityMatrix
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.precisions import PRECISIONS
-
-from conftest import H100, snapshot_dict
 
 TESTS = Path(__file__).resolve().parent
 EXAMPLES = TESTS.parent / "examples" / "snapshots"
@@ -48,6 +47,7 @@ def _check(result, name):
 
 # The real probe on this CPU ------------------------------------------------------------------------
 
+
 def test_every_precision_is_probed_for_real(cpu_probe, cpu_machine):
     matrix, events = cpu_probe
     assert list(matrix.results) == list(PRECISIONS)
@@ -77,11 +77,16 @@ def test_exact_precisions_match_the_reference(cpu_probe):
 
 def test_conversions_cover_sizes_views_and_fp8_flavours(cpu_probe):
     results = cpu_probe[0].results
-    for name, dtype in (("bf16", "bfloat16"), ("fp16", "float16"), ("fp8_e4m3", "float8_e4m3fn"),
-                        ("fp8_e5m2", "float8_e5m2"), ("int8", "int8")):
+    for name, dtype in (
+        ("bf16", "bfloat16"),
+        ("fp16", "float16"),
+        ("fp8_e4m3", "float8_e4m3fn"),
+        ("fp8_e5m2", "float8_e5m2"),
+        ("int8", "int8"),
+    ):
         conv = _check(results[name], "conversion")
         assert conv["ok"] and conv["dtype"] == dtype
-        assert conv["sizes"] == [1, 3, 4097, 2 ** 20 + 3] and conv["cases"] == 21  # 7 views x 3 steps
+        assert conv["sizes"] == [1, 3, 4097, 2**20 + 3] and conv["cases"] == 21  # 7 views x 3 steps
 
 
 def test_autocast_step_per_mixed_dtype(cpu_probe):
@@ -131,6 +136,7 @@ def test_matrix_survives_json_without_loss(cpu_probe):
 
 # Planted faults ------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def planted(cpu_machine, monkeypatch):
     """probe_machine on this CPU with faults planted in the child through tests/probe_faults.py."""
@@ -140,7 +146,10 @@ def planted(cpu_machine, monkeypatch):
 
     def run(faults: dict[str, str], timeout_s: float):
         monkeypatch.setenv("GPUDASH_PROBE_FAULT", ",".join(f"{p}={kind}" for p, kind in faults.items()))
-        return probe.probe_machine(machine, devices=[cpu], timeout_s=timeout_s, precisions=list(faults))[cpu.key].results
+        return probe.probe_machine(machine, devices=[cpu], timeout_s=timeout_s, precisions=list(faults))[
+            cpu.key
+        ].results
+
     return run
 
 
@@ -158,7 +167,10 @@ def test_planted_crashes_and_hangs_fail_with_their_reason(planted):
     assert {r.verdict for r in results.values()} == {"failed"}
     assert all(r.verified is False for r in results.values())
     assert results["fp64"].failure_reason.startswith("probe crashed") and "SIGABRT" in results["fp64"].failure_reason
-    assert results["fp16"].failure_reason.startswith("probe hung") and "timed out after 2 s" in results["fp16"].failure_reason
+    assert (
+        results["fp16"].failure_reason.startswith("probe hung")
+        and "timed out after 2 s" in results["fp16"].failure_reason
+    )
     assert results["int8"].failure_reason.startswith("probe crashed") and "SIGSEGV" in results["int8"].failure_reason
 
 
@@ -174,15 +186,19 @@ def test_cancel_marks_what_did_not_run(cpu_machine):
 
 # Verdicts without a child process -------------------------------------------------------------------
 
+
 def _task_result(status, value=None, error=None):
     return runner.TaskResult(runner.Task("x:y"), status, value=value, error=error, duration_s=1.0)
 
 
-@pytest.mark.parametrize("status,error,start", [
-    (runner.TIMEOUT, "timed out after 3 s", "probe hung: timed out after 3 s"),
-    (runner.CRASHED, "process killed by SIGSEGV", "probe crashed: process killed by SIGSEGV"),
-    (runner.ERROR, "ImportError: no torch", "probe raised ImportError: no torch"),
-])
+@pytest.mark.parametrize(
+    "status,error,start",
+    [
+        (runner.TIMEOUT, "timed out after 3 s", "probe hung: timed out after 3 s"),
+        (runner.CRASHED, "process killed by SIGSEGV", "probe crashed: process killed by SIGSEGV"),
+        (runner.ERROR, "ImportError: no torch", "probe raised ImportError: no torch"),
+    ],
+)
 def test_judge_turns_runner_failures_into_failed(status, error, start):
     result = probe.judge("bf16", "native", True, _task_result(status, error=error))
     assert result.verdict == "failed" and result.verified is False and result.failure_reason.startswith(start)
@@ -190,9 +206,21 @@ def test_judge_turns_runner_failures_into_failed(status, error, start):
 
 
 def test_judge_slow_reference_and_not_run():
-    slow = {"torch": {"value": False, "basis": "b"}, "checks": [
-        {"check": "matmul", "ok": True, "max_rel_error": 1e-4, "max_abs_error": 1e-3, "rate_vs_fp32": 0.05,
-         "gflops": 1.0, "fp32_gflops": 20.0, "timing_shape": [256, 256, 256]}]}
+    slow = {
+        "torch": {"value": False, "basis": "b"},
+        "checks": [
+            {
+                "check": "matmul",
+                "ok": True,
+                "max_rel_error": 1e-4,
+                "max_abs_error": 1e-3,
+                "rate_vs_fp32": 0.05,
+                "gflops": 1.0,
+                "fp32_gflops": 20.0,
+                "timing_shape": [256, 256, 256],
+            }
+        ],
+    }
     result = probe.judge("fp16", "emulated", None, _task_result(runner.OK, slow))
     assert result.verdict == "slow_reference" and result.verified is True and result.torch is False
     assert "5.0% of fp32" in result.details["note"]
@@ -220,6 +248,7 @@ def test_find_device(cpu_machine):
 
 # Replay --------------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def h100_with_torch(tmp_path):
     path = tmp_path / "h100.json"
@@ -232,7 +261,7 @@ def test_replayed_h100_shows_spec_and_torch_never_runs(h100_with_torch, monkeypa
     machine = discover(replay=str(h100_with_torch))
     matrix = probe.probe_machine(machine)["nvidia:0"]
     assert matrix.provenance == "replayed" and matrix.measured_at is None
-    for name, result in matrix.results.items():
+    for result in matrix.results.values():
         assert result.verified is None and result.verdict == "not_run"
         assert result.failure_reason == "not run: replayed"
     assert matrix.results["bf16"].torch is True and matrix.results["tf32"].torch is True
@@ -243,10 +272,11 @@ def test_replayed_h100_shows_spec_and_torch_never_runs(h100_with_torch, monkeypa
 
 # CLI -----------------------------------------------------------------------------------------------
 
+
 def test_cli_json_contract_replayed(capsys, state_dir):
     snapshot = EXAMPLES / "h100-80gb.json"
     assert main(["probe", "--json", "--replay", str(snapshot)]) == 0
-    out, err = capsys.readouterr()
+    out, _err = capsys.readouterr()
     data = json.loads(out)
     assert data["version"] == 1 and data["replayed"] is True
     dev = data["devices"][0]
@@ -278,18 +308,21 @@ def test_cli_live_json_and_table_from_real_results(cpu_probe, cpu_machine, monke
     entry = data["devices"][0]["precisions"]["bf16"]
     assert entry["verified"] is True and entry["max_rel_error"] == matrix.results["bf16"].max_rel_error
     assert "remembered in" in err
-    saved_at, remembered = probe.remembered(cpu_machine[0])
+    _saved_at, remembered = probe.remembered(cpu_machine[0])
     assert remembered[matrix.device] == matrix
     assert main(["probe", "--device", "0"]) == 0
     table = capsys.readouterr().out
     assert "max rel err" in table and "cpu:0 tf32 ✗ no TF32 on cpu" in table
 
 
-@pytest.mark.parametrize("args,message", [
-    (["probe", "--device", "nvidia:3"], "--device 'nvidia:3': no such device"),
-    (["probe", "--timeout", "0"], "--timeout: expected a positive number"),
-    (["probe", "--precision", "fp7"], "--precision 'fp7': expected one of"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["probe", "--device", "nvidia:3"], "--device 'nvidia:3': no such device"),
+        (["probe", "--timeout", "0"], "--timeout: expected a positive number"),
+        (["probe", "--precision", "fp7"], "--precision 'fp7': expected one of"),
+    ],
+)
 def test_cli_bad_input_is_one_line_exit_2(args, message, capsys, h100_with_torch):
     assert main(["--replay", str(h100_with_torch), *args]) == 2
     err = capsys.readouterr().err.strip()
@@ -309,6 +342,8 @@ def test_remember_merges_devices_and_ignores_replays(cpu_probe, cpu_machine, sta
 
 
 def test_parent_side_never_imports_torch():
-    code = ("import sys, gpudash.measure.probe, gpudash.cli.probe_cmd, gpudash.amp; "
-            "assert 'torch' not in sys.modules, 'torch imported'")
+    code = (
+        "import sys, gpudash.measure.probe, gpudash.cli.probe_cmd, gpudash.amp; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import H100, MI300X, snapshot_dict
 
 from gpudash.cli import main
 from gpudash.devices import discover
+from gpudash.devices.machine import Machine
 from gpudash.knowledge import peaks_for
 from gpudash.measure import bench
 from gpudash.measure.bench import Job, assemble
@@ -18,15 +20,19 @@ from gpudash.measure.profile_compare import compare_profiles
 from gpudash.measure.profile_report import profile_from_report
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
-from gpudash.devices.machine import Machine
 
-from conftest import H100, MI300X, snapshot_dict
-
-CPU = DeviceInfo(vendor="cpu", index=0, name="Test CPU", multiprocessors=2, max_clock_mhz=2000,
-                 cpu_features=["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"],
-                 extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"})
-MACHINE = Machine(host=Host(hostname="box", machine="x86_64", os="Linux"), runtime=Runtime(torch="2.13.0+cpu"),
-                  devices=[CPU])
+CPU = DeviceInfo(
+    vendor="cpu",
+    index=0,
+    name="Test CPU",
+    multiprocessors=2,
+    max_clock_mhz=2000,
+    cpu_features=["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"],
+    extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"},
+)
+MACHINE = Machine(
+    host=Host(hostname="box", machine="x86_64", os="Linux"), runtime=Runtime(torch="2.13.0+cpu"), devices=[CPU]
+)
 
 
 def _sweep_value(precision: str, gflops: dict) -> dict:
@@ -34,11 +40,33 @@ def _sweep_value(precision: str, gflops: dict) -> dict:
     cases = []
     for (m, n, k), g in gflops.items():
         median = 2.0 * m * n * k / g / 1e9
-        cases.append({"shape": [m, n, k], "status": "ok", "gflops": g, "median_s": median, "mean_s": median * 1.01,
-                      "min_s": median * 0.97, "p10_s": median * 0.98, "p90_s": median * 1.04, "reps": 12,
-                      "warmup_reps": 2, "budget_cut": False, "other_load": 0.02, "first_call_s": median * 3})
-    return {"op": "matmul", "precision": precision, "device": "cpu", "torch": "2.13.0+cpu", "cases": cases,
-            "stopped": None, "failure_reason": None, "dtypes": [precision, precision]}
+        cases.append(
+            {
+                "shape": [m, n, k],
+                "status": "ok",
+                "gflops": g,
+                "median_s": median,
+                "mean_s": median * 1.01,
+                "min_s": median * 0.97,
+                "p10_s": median * 0.98,
+                "p90_s": median * 1.04,
+                "reps": 12,
+                "warmup_reps": 2,
+                "budget_cut": False,
+                "other_load": 0.02,
+                "first_call_s": median * 3,
+            }
+        )
+    return {
+        "op": "matmul",
+        "precision": precision,
+        "device": "cpu",
+        "torch": "2.13.0+cpu",
+        "cases": cases,
+        "stopped": None,
+        "failure_reason": None,
+        "dtypes": [precision, precision],
+    }
 
 
 def _report(rates: dict[str, dict]):
@@ -51,12 +79,18 @@ def _report(rates: dict[str, dict]):
 
 
 SHAPES = ((512, 512, 512), (2048, 2048, 2048))
-BEFORE = _report({"fp32": {SHAPES[0]: 190.0, SHAPES[1]: 180.0}, "bf16": {SHAPES[0]: 400.0, SHAPES[1]: 410.0},
-                  "int8": {SHAPES[0]: 750.0, SHAPES[1]: 840.0}})
+BEFORE = _report(
+    {
+        "fp32": {SHAPES[0]: 190.0, SHAPES[1]: 180.0},
+        "bf16": {SHAPES[0]: 400.0, SHAPES[1]: 410.0},
+        "int8": {SHAPES[0]: 750.0, SHAPES[1]: 840.0},
+    }
+)
 AFTER = _report({"fp32": {SHAPES[0]: 200.0, SHAPES[1]: 185.0}, "bf16": {SHAPES[0]: 420.0, SHAPES[1]: 430.0}})
 
 
 # Profiles ------------------------------------------------------------------------------------------
+
 
 def test_profile_follows_the_seed_layout():
     data = profile_from_report(BEFORE, MACHINE).to_dict()
@@ -74,7 +108,7 @@ def test_profile_follows_the_seed_layout():
     bf16 = op["precision_results"]["bf16"]
     assert bf16["supported"] is True and bf16["measured_gflops"] == 410.0
     assert bf16["speedup_vs_fp32"] == pytest.approx(410 / 180)  # against fp32 at the same shape
-    assert bf16["mean_latency_ms"] == pytest.approx(2 * 2048 ** 3 / 410e9 * 1.01 * 1000)
+    assert bf16["mean_latency_ms"] == pytest.approx(2 * 2048**3 / 410e9 * 1.01 * 1000)
     # 410 GFLOPS beats the estimated 256 (2 cores x 2000 MHz): the estimate is wrong, so no efficiency.
     assert matrix["theoretical_peaks"]["bf16"] < 410 and bf16["efficiency"] is None
 
@@ -92,8 +126,10 @@ def test_profile_round_trips_without_loss(tmp_path):
 
 
 def test_compare_gives_the_speedup_table(tmp_path, capsys):
-    rows = {r["precision"]: r for r in compare_profiles(profile_from_report(BEFORE, MACHINE),
-                                                         profile_from_report(AFTER, MACHINE))}
+    rows = {
+        r["precision"]: r
+        for r in compare_profiles(profile_from_report(BEFORE, MACHINE), profile_from_report(AFTER, MACHINE))
+    }
     assert rows["bf16"]["b_over_a"] == pytest.approx(430 / 410)
     assert rows["int8"]["b_gflops"] is None and rows["int8"]["b_over_a"] is None
     assert rows["fp32"]["a_speedup_vs_fp32"] == 1.0
@@ -117,12 +153,15 @@ def test_load_shows_a_profile(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == json.loads((tmp_path / "a.json").read_text())
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "not a JSON profile"),
-    ('{"format": "gpudash-snapshot"}', "not a gpudash profile"),
-    ('{"format": "gpudash-profile", "metadata": {"hardware_name": "x"}}', "profile has no 'precision_matrix'"),
-    ('{"format": "gpudash-profile", "metadata": {}, "precision_matrix": {}}', "metadata has no 'hardware_name'"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not a JSON profile"),
+        ('{"format": "gpudash-snapshot"}', "not a gpudash profile"),
+        ('{"format": "gpudash-profile", "metadata": {"hardware_name": "x"}}', "profile has no 'precision_matrix'"),
+        ('{"format": "gpudash-profile", "metadata": {}, "precision_matrix": {}}', "metadata has no 'hardware_name'"),
+    ],
+)
 def test_unreadable_profiles_are_one_line_errors(tmp_path, capsys, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
@@ -138,10 +177,17 @@ def test_load_and_compare_together_is_a_usage_error(capsys):
 
 # Presets -------------------------------------------------------------------------------------------
 
+
 def test_the_seed_presets_and_a100_mi300x_exist():
-    expected = {"h100-sxm5": ("cuda", "x86_64"), "jetson-orin-agx": ("cuda", "aarch64"),
-                "jetson-orin-nano": ("cuda", "aarch64"), "i7-12700k": ("cpu", "x86_64"),
-                "ampere-altra-max": ("cpu", "aarch64"), "a100": ("cuda", "x86_64"), "mi300x": ("cuda", "x86_64")}
+    expected = {
+        "h100-sxm5": ("cuda", "x86_64"),
+        "jetson-orin-agx": ("cuda", "aarch64"),
+        "jetson-orin-nano": ("cuda", "aarch64"),
+        "i7-12700k": ("cpu", "x86_64"),
+        "ampere-altra-max": ("cpu", "aarch64"),
+        "a100": ("cuda", "x86_64"),
+        "mi300x": ("cuda", "x86_64"),
+    }
     assert {name: (p.device, p.platform) for name, p in PRESETS.items()} == expected
     for p in PRESETS.values():
         assert p.theoretical_peaks["fp32"] > 0 and p.provenance in ("spec", "estimated") and p.basis
@@ -161,8 +207,13 @@ def test_orin_nano_preset_corrects_the_seed():
 
 @pytest.mark.parametrize("preset, snapshot", [("h100-sxm5", H100), ("mi300x", MI300X)])
 def test_datasheet_presets_agree_with_the_reference_tables(preset, snapshot):
-    device = DeviceInfo(vendor=snapshot["vendor"], index=0, name=snapshot["name"],
-                        compute_capability=snapshot["compute_capability"], gfx_target=snapshot["gfx_target"])
+    device = DeviceInfo(
+        vendor=snapshot["vendor"],
+        index=0,
+        name=snapshot["name"],
+        compute_capability=snapshot["compute_capability"],
+        gfx_target=snapshot["gfx_target"],
+    )
     tables = {p: pk.gflops for p, pk in peaks_for(device).items()}
     for p, gflops in PRESETS[preset].theoretical_peaks.items():
         assert gflops == pytest.approx(tables[p], rel=0.002), p
@@ -178,8 +229,10 @@ def test_platform_check_lists_the_presets_that_fit():
     facts = platform_of(MACHINE, CPU)
     assert (facts.architecture, facts.device) == ("x86_64", "cpu")
     assert presets_that_fit(facts) == ["i7-12700k"]
-    assert mismatches(PRESETS["jetson-orin-nano"], facts)[0] == \
-        "is designed for aarch64 architecture, but you are running on x86_64"
+    assert (
+        mismatches(PRESETS["jetson-orin-nano"], facts)[0]
+        == "is designed for aarch64 architecture, but you are running on x86_64"
+    )
 
 
 def test_preset_for_another_platform_stops_with_the_seed_message(no_vendor_libs, monkeypatch, capsys):
@@ -188,8 +241,10 @@ def test_preset_for_another_platform_stops_with_the_seed_message(no_vendor_libs,
     assert main(["bench", "--preset", "jetson-orin-nano"]) == 1
     err = capsys.readouterr().err
     assert "ERROR: Platform Mismatch!" in err
-    assert f"Preset 'jetson-orin-nano' is designed for aarch64 architecture, but you are running on " \
-           f"{machine.host.machine}." in err
+    assert (
+        f"Preset 'jetson-orin-nano' is designed for aarch64 architecture, but you are running on "
+        f"{machine.host.machine}." in err
+    )
     assert "This will produce incorrect calibration data!" in err
     assert "Available presets for your platform:\n  - i7-12700k" in err
     last = err.strip().splitlines()[-1]
@@ -206,8 +261,12 @@ def test_gpu_preset_checks_the_vendor(tmp_path, capsys):
 
 
 def test_skip_platform_check_overrides_with_a_warning(h100_snapshot, capsys):
-    assert main(["--replay", str(h100_snapshot), "bench", "--preset", "jetson-orin-nano", "--skip-platform-check",
-                 "--json"]) == 0
+    assert (
+        main(
+            ["--replay", str(h100_snapshot), "bench", "--preset", "jetson-orin-nano", "--skip-platform-check", "--json"]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert "gpudash: warning: --skip-platform-check: preset 'jetson-orin-nano' is designed for aarch64" in captured.err
     dev = json.loads(captured.out)["devices"][0]

@@ -18,13 +18,14 @@ from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResul
 from gpudash.models import DeviceInfo, Runtime
 from gpudash.recommend import facts_for, recommend
 
-GIB = 1024 ** 3
+GIB = 1024**3
 CUDA = Runtime(torch="2.5.1+cu124", cuda="12.4")
 
 
 def nvidia(cc: str, name: str, memory_gib: int = 16, **kw) -> DeviceInfo:
-    return DeviceInfo(vendor="nvidia", index=0, name=name, compute_capability=cc,
-                      memory_total_bytes=memory_gib * GIB, **kw)
+    return DeviceInfo(
+        vendor="nvidia", index=0, name=name, compute_capability=cc, memory_total_bytes=memory_gib * GIB, **kw
+    )
 
 
 def amd(gfx: str, name: str, memory_gib: int = 16) -> DeviceInfo:
@@ -32,8 +33,15 @@ def amd(gfx: str, name: str, memory_gib: int = 16) -> DeviceInfo:
 
 
 def cpu(features: list[str], cores: int = 16) -> DeviceInfo:
-    return DeviceInfo(vendor="cpu", index=0, name="Test CPU", memory_total_bytes=64 * GIB, logical_cores=cores,
-                      cpu_features=features, extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"})
+    return DeviceInfo(
+        vendor="cpu",
+        index=0,
+        name="Test CPU",
+        memory_total_bytes=64 * GIB,
+        logical_cores=cores,
+        cpu_features=features,
+        extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"},
+    )
 
 
 def settings_for(device: DeviceInfo, runtime: Runtime = CUDA, **kw):
@@ -43,8 +51,13 @@ def settings_for(device: DeviceInfo, runtime: Runtime = CUDA, **kw):
 
 
 def amp_of(s) -> tuple:
-    return (s.value("amp.dtype"), s.value("amp.loss_scaling"), s.value("amp.lightning_precision"),
-            s.value("amp.accelerate_mixed_precision"), s.value("amp.tf32"))
+    return (
+        s.value("amp.dtype"),
+        s.value("amp.loss_scaling"),
+        s.value("amp.lightning_precision"),
+        s.value("amp.accelerate_mixed_precision"),
+        s.value("amp.tf32"),
+    )
 
 
 def hf_of(s) -> tuple:
@@ -56,18 +69,21 @@ FP16 = ("float16", "dynamic", "16-mixed", "fp16")
 FP32 = ("float32", "none", "32-true", "no")
 
 
-@pytest.mark.parametrize("device, amp, tf32", [
-    (nvidia("6.1", "NVIDIA GeForce GTX 1080"), FP32, False),  # consumer Pascal: fp16 at 1/64 rate
-    (nvidia("7.0", "Tesla V100-SXM2-16GB"), FP16, False),  # fp16 tensor cores, no bf16
-    (nvidia("7.5", "Tesla T4"), FP16, False),
-    (nvidia("8.0", "NVIDIA A100-SXM4-80GB", 80), BF16, True),
-    (nvidia("8.9", "NVIDIA GeForce RTX 4090", 24), BF16, True),
-    (nvidia("9.0", "NVIDIA H100 80GB HBM3", 80), BF16, True),
-    (nvidia("10.0", "NVIDIA B200", 180), BF16, True),
-    (amd("gfx942", "AMD Instinct MI300X", 192), BF16, True),
-    (amd("gfx1010", "AMD Radeon RX 5600 XT", 6), FP32, False),  # no matrix cores, AMP unstable (seed)
-    (amd("gfx1100", "AMD Radeon RX 7900 XTX", 24), BF16, False),
-])
+@pytest.mark.parametrize(
+    "device, amp, tf32",
+    [
+        (nvidia("6.1", "NVIDIA GeForce GTX 1080"), FP32, False),  # consumer Pascal: fp16 at 1/64 rate
+        (nvidia("7.0", "Tesla V100-SXM2-16GB"), FP16, False),  # fp16 tensor cores, no bf16
+        (nvidia("7.5", "Tesla T4"), FP16, False),
+        (nvidia("8.0", "NVIDIA A100-SXM4-80GB", 80), BF16, True),
+        (nvidia("8.9", "NVIDIA GeForce RTX 4090", 24), BF16, True),
+        (nvidia("9.0", "NVIDIA H100 80GB HBM3", 80), BF16, True),
+        (nvidia("10.0", "NVIDIA B200", 180), BF16, True),
+        (amd("gfx942", "AMD Instinct MI300X", 192), BF16, True),
+        (amd("gfx1010", "AMD Radeon RX 5600 XT", 6), FP32, False),  # no matrix cores, AMP unstable (seed)
+        (amd("gfx1100", "AMD Radeon RX 7900 XTX", 24), BF16, False),
+    ],
+)
 def test_amp_by_family(device, amp, tf32):
     s = settings_for(device)
     assert amp_of(s) == (*amp, tf32)
@@ -91,15 +107,18 @@ def test_spec_only_is_marked_not_verified():
     assert s.value("fp8.verified") is False and "replayed" in s.get("fp8.verified").reason
 
 
-@pytest.mark.parametrize("device, runtime, available, dtype, te", [
-    (nvidia("8.0", "A100"), CUDA, False, None, False),
-    (nvidia("8.9", "L4"), CUDA, True, "float8_e4m3fn", True),
-    (nvidia("8.9", "L4"), Runtime(cuda="11.8"), True, "float8_e4m3fn", False),  # Ada needs CUDA >= 12.1
-    (nvidia("9.0", "H100"), CUDA, True, "float8_e4m3fn", True),
-    (nvidia("10.0", "B200"), CUDA, True, "float8_e4m3fn", True),
-    (amd("gfx942", "MI300X"), Runtime(hip="6.2"), True, "float8_e4m3fnuz", True),
-    (amd("gfx1151", "Radeon 8060S"), Runtime(hip="7.1"), False, None, False),
-])
+@pytest.mark.parametrize(
+    "device, runtime, available, dtype, te",
+    [
+        (nvidia("8.0", "A100"), CUDA, False, None, False),
+        (nvidia("8.9", "L4"), CUDA, True, "float8_e4m3fn", True),
+        (nvidia("8.9", "L4"), Runtime(cuda="11.8"), True, "float8_e4m3fn", False),  # Ada needs CUDA >= 12.1
+        (nvidia("9.0", "H100"), CUDA, True, "float8_e4m3fn", True),
+        (nvidia("10.0", "B200"), CUDA, True, "float8_e4m3fn", True),
+        (amd("gfx942", "MI300X"), Runtime(hip="6.2"), True, "float8_e4m3fnuz", True),
+        (amd("gfx1151", "Radeon 8060S"), Runtime(hip="7.1"), False, None, False),
+    ],
+)
 def test_fp8(device, runtime, available, dtype, te):
     s = settings_for(device, runtime)
     assert s.value("fp8.available") is available
@@ -126,10 +145,17 @@ def test_rdna1_env_and_routing():
 
 
 def test_hipblaslt_supported_targets_get_no_override():
-    assert "TORCH_BLAS_PREFER_HIPBLASLT" not in settings_for(amd("gfx942", "MI300X"), Runtime(hip="6.2")).sections["env"]
+    assert (
+        "TORCH_BLAS_PREFER_HIPBLASLT" not in settings_for(amd("gfx942", "MI300X"), Runtime(hip="6.2")).sections["env"]
+    )
     # gfx1151 joined PyTorch's hipBLASLt list with ROCm 7.0
-    assert settings_for(amd("gfx1151", "8060S"), Runtime(hip="6.4")).sections["env"]["TORCH_BLAS_PREFER_HIPBLASLT"].value == "0"
-    assert "TORCH_BLAS_PREFER_HIPBLASLT" not in settings_for(amd("gfx1151", "8060S"), Runtime(hip="7.1")).sections["env"]
+    assert (
+        settings_for(amd("gfx1151", "8060S"), Runtime(hip="6.4")).sections["env"]["TORCH_BLAS_PREFER_HIPBLASLT"].value
+        == "0"
+    )
+    assert (
+        "TORCH_BLAS_PREFER_HIPBLASLT" not in settings_for(amd("gfx1151", "8060S"), Runtime(hip="7.1")).sections["env"]
+    )
 
 
 def test_nvidia_allocator_setting():
@@ -137,9 +163,16 @@ def test_nvidia_allocator_setting():
     assert s.sections["env"]["PYTORCH_CUDA_ALLOC_CONF"].value == "expandable_segments:True"
 
 
-BF16_CHECK_FAIL = {"plugin": "rocm_checks", "check": "bf16_conversion", "device": "amd:0", "status": "fail",
-                   "summary": "bf16 -> fp32 gave zeros on 3 of 5 sizes", "remediation": "use fp16 autocast",
-                   "env": {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}, "details": {"precision": "bf16"}}
+BF16_CHECK_FAIL = {
+    "plugin": "rocm_checks",
+    "check": "bf16_conversion",
+    "device": "amd:0",
+    "status": "fail",
+    "summary": "bf16 -> fp32 gave zeros on 3 of 5 sizes",
+    "remediation": "use fp16 autocast",
+    "env": {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"},
+    "details": {"precision": "bf16"},
+}
 
 
 def test_rdna35_with_failing_bf16_check_uses_fp16():
@@ -157,11 +190,25 @@ def test_check_for_another_device_is_ignored():
 
 
 def test_warning_check_keeps_bf16_but_says_so_and_failing_check_env_wins():
-    warn = dict(BF16_CHECK_FAIL, status="warn", summary="bf16 partial on RDNA3.5", env={"PYTORCH_TUNABLEOP_ENABLED": "1"})
-    blas_pass = {"plugin": "p", "check": "blas", "device": "amd:0", "status": "pass", "summary": "ok",
-                 "env": {"TORCH_BLAS_PREFER_HIPBLASLT": "1"}}
-    blas_fail = {"plugin": "p", "check": "blas2", "device": "amd:0", "status": "fail", "summary": "Lt wrong",
-                 "env": {"TORCH_BLAS_PREFER_HIPBLASLT": "0"}}
+    warn = dict(
+        BF16_CHECK_FAIL, status="warn", summary="bf16 partial on RDNA3.5", env={"PYTORCH_TUNABLEOP_ENABLED": "1"}
+    )
+    blas_pass = {
+        "plugin": "p",
+        "check": "blas",
+        "device": "amd:0",
+        "status": "pass",
+        "summary": "ok",
+        "env": {"TORCH_BLAS_PREFER_HIPBLASLT": "1"},
+    }
+    blas_fail = {
+        "plugin": "p",
+        "check": "blas2",
+        "device": "amd:0",
+        "status": "fail",
+        "summary": "Lt wrong",
+        "env": {"TORCH_BLAS_PREFER_HIPBLASLT": "0"},
+    }
     s = settings_for(amd("gfx1151", "8060S"), Runtime(hip="7.1"), checks=[warn, blas_pass, blas_fail])
     assert s.value("amp.dtype") == "bfloat16" and "bf16 partial" in s.get("amp.dtype").reason
     env = {k: v.value for k, v in s.sections["env"].items()}
@@ -170,8 +217,12 @@ def test_warning_check_keeps_bf16_but_says_so_and_failing_check_env_wins():
 
 def matrix(results: dict[str, dict], speedups: dict[str, float] | None = None) -> PrecisionCapabilityMatrix:
     return PrecisionCapabilityMatrix(
-        hardware_name="test", speedup_vs_fp32=speedups or {},
-        results={p: PrecisionTestResult(precision=p, supported=r.get("verified", True), **r) for p, r in results.items()})
+        hardware_name="test",
+        speedup_vs_fp32=speedups or {},
+        results={
+            p: PrecisionTestResult(precision=p, supported=r.get("verified", True), **r) for p, r in results.items()
+        },
+    )
 
 
 def test_probe_failure_moves_ampere_to_fp16():
@@ -202,16 +253,23 @@ def test_packed_fp16_without_matrix_units_needs_a_measured_gain():
 AVX512_BF16 = ["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"]
 
 
-@pytest.mark.parametrize("features, speedups, dtype, provenance", [
-    (AVX512_BF16, {"bf16": 2.1}, "bfloat16", "measured"),  # native and measured faster
-    (AVX512_BF16, {"bf16": 1.02}, "float32", "measured"),  # native but no real gain
-    (AVX512_BF16, None, "float32", "spec"),  # native, not measured (--bench none): stay fp32
-    (["avx2", "fma3"], {"bf16": 1.5}, "float32", "spec"),  # not native: emulated bf16 is never chosen
-])
+@pytest.mark.parametrize(
+    "features, speedups, dtype, provenance",
+    [
+        (AVX512_BF16, {"bf16": 2.1}, "bfloat16", "measured"),  # native and measured faster
+        (AVX512_BF16, {"bf16": 1.02}, "float32", "measured"),  # native but no real gain
+        (AVX512_BF16, None, "float32", "spec"),  # native, not measured (--bench none): stay fp32
+        (["avx2", "fma3"], {"bf16": 1.5}, "float32", "spec"),  # not native: emulated bf16 is never chosen
+    ],
+)
 def test_cpu_bf16_only_when_native_and_measured_faster(features, speedups, dtype, provenance):
     bench = matrix({}, speedups) if speedups is not None else None
-    s = settings_for(cpu(features), Runtime(torch="2.13.0+cpu"), bench=bench,
-                     not_run={} if bench else {"bench": "--bench none: spec facts only"})
+    s = settings_for(
+        cpu(features),
+        Runtime(torch="2.13.0+cpu"),
+        bench=bench,
+        not_run={} if bench else {"bench": "--bench none: spec facts only"},
+    )
     assert s.value("amp.dtype") == dtype
     assert s.get("amp.dtype").provenance == provenance
     assert s.value("amp.tf32") is False and s.value("amp.hf_trainer.fp16") is False
@@ -234,8 +292,12 @@ def test_dataloader_rules():
 
 
 def test_header_and_tree_shape():
-    s = settings_for(nvidia("9.0", "NVIDIA H100 80GB HBM3"), generated="2026-01-01T00:00:00+0000", replayed=True,
-                     source="replayed from h100.json")
+    s = settings_for(
+        nvidia("9.0", "NVIDIA H100 80GB HBM3"),
+        generated="2026-01-01T00:00:00+0000",
+        replayed=True,
+        source="replayed from h100.json",
+    )
     tree = s.to_tree()
     head = tree["gpudash"]
     assert head["version"] == 1 and head["replayed"] is True and head["device"] == "NVIDIA H100 80GB HBM3"

@@ -58,16 +58,25 @@ def test_record_then_replay_round_trip(no_vendor_libs, tmp_path):
     assert again.devices[0].cpu_features == live.devices[0].cpu_features
 
 
-@pytest.mark.parametrize("content, message", [
-    ("{not json", "not valid JSON"),
-    ("[]", "a snapshot must be a JSON object"),
-    (json.dumps({"format": "other"}), "format: expected 'gpudash-snapshot'"),
-    (json.dumps({**snapshot_dict(), "version": 2}), "version: snapshot version 2 is newer than this gpudash reads (1)"),
-    (json.dumps({k: v for k, v in snapshot_dict().items() if k != "devices"}), "devices: missing or not a list"),
-    (json.dumps(snapshot_dict({k: v for k, v in H100.items() if k != "name"})), "devices[0].name: missing"),
-    (json.dumps(snapshot_dict(dict(H100, vendor="intel"))), "devices[0].vendor: expected one of nvidia, amd, cpu"),
-    (json.dumps(snapshot_dict(dict(H100, memory_total_bytes="80GB"))), "devices[0].memory_total_bytes: wrong type str"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not valid JSON"),
+        ("[]", "a snapshot must be a JSON object"),
+        (json.dumps({"format": "other"}), "format: expected 'gpudash-snapshot'"),
+        (
+            json.dumps({**snapshot_dict(), "version": 2}),
+            "version: snapshot version 2 is newer than this gpudash reads (1)",
+        ),
+        (json.dumps({k: v for k, v in snapshot_dict().items() if k != "devices"}), "devices: missing or not a list"),
+        (json.dumps(snapshot_dict({k: v for k, v in H100.items() if k != "name"})), "devices[0].name: missing"),
+        (json.dumps(snapshot_dict(dict(H100, vendor="intel"))), "devices[0].vendor: expected one of nvidia, amd, cpu"),
+        (
+            json.dumps(snapshot_dict(dict(H100, memory_total_bytes="80GB"))),
+            "devices[0].memory_total_bytes: wrong type str",
+        ),
+    ],
+)
 def test_damaged_snapshots_give_one_line(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)

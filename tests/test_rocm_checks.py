@@ -5,8 +5,8 @@ import json
 
 import pytest
 import torch
-
 from conftest import MI300X, snapshot_dict
+
 from gpudash.devices import discover
 from gpudash.plugin_manager import make_plugin_manager, run_checks
 from gpudash.plugins_api import Device
@@ -53,7 +53,10 @@ def test_replayed_rocm_7_1_machine(tmp_path, rocm_only):
     assert strix["known_issues"].status == "warn"
     assert "bf16 is partial" in strix["known_issues"].summary
     assert strix["known_issues"].env == {
-        "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1", "MIOPEN_DEBUG_CONV_DIRECT": "0", "PYTORCH_TUNABLEOP_ENABLED": "1"}
+        "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1",
+        "MIOPEN_DEBUG_CONV_DIRECT": "0",
+        "PYTORCH_TUNABLEOP_ENABLED": "1",
+    }
     assert "ROCm/legacy-rocm-build#6034" in strix["known_issues"].details["issues"][0]["refs"]
     assert strix["hipblaslt_support"].status == "pass"
     assert strix["hipblaslt_support"].details["supported_since_rocm"] == "7.0"
@@ -155,6 +158,7 @@ def test_round_trip_and_save_load_pass_on_the_cpu(tmp_path):
     assert report["mismatches"] == 0 and report["cases"] == 6
     try:
         import safetensors  # noqa: F401
+
         assert report["format"] == "safetensors"
     except ImportError:
         assert report["format"].startswith("torch.save/torch.load (the safetensors package is not installed)")

@@ -1,9 +1,9 @@
 """The child-process runner turns crashes, hangs and exceptions into results."""
 
 import threading
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from gpudash.measure.runner import Task, run_one, run_tasks
 
@@ -35,8 +35,11 @@ def test_each_fault_gives_its_verdict_and_the_rest_still_run():
 
 def test_progress_reaches_the_parent():
     seen = []
-    res = run_one(Task(f"{TASKS}:with_progress", progress=True, timeout_s=20), env=ENV,
-                  on_progress=lambda i, info: seen.append(info["step"]))
+    res = run_one(
+        Task(f"{TASKS}:with_progress", progress=True, timeout_s=20),
+        env=ENV,
+        on_progress=lambda i, info: seen.append(info["step"]),
+    )
     assert res.ok and seen == [0, 1, 2]
 
 

@@ -15,14 +15,18 @@ EXAMPLE = REPO / "examples" / "train_with_gpudash.py"
 
 def run(*args, timeout=120):
     env = {k: v for k, v in os.environ.items() if k != "GPUDASH_REPLAY"}
-    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          env=env, cwd=REPO)
+    return subprocess.run(
+        [sys.executable, *map(str, args)], capture_output=True, text=True, timeout=timeout, env=env, cwd=REPO
+    )
 
 
-@pytest.mark.parametrize("replay, fmt, dtype", [
-    (None, "toml", "float32"),  # this CPU, spec facts only: fp32
-    (REPO / "examples" / "snapshots" / "h100-80gb.json", "json", "bfloat16"),  # a GPU export, run on the CPU
-])
+@pytest.mark.parametrize(
+    "replay, fmt, dtype",
+    [
+        (None, "toml", "float32"),  # this CPU, spec facts only: fp32
+        (REPO / "examples" / "snapshots" / "h100-80gb.json", "json", "bfloat16"),  # a GPU export, run on the CPU
+    ],
+)
 def test_example_trains_from_an_export(tmp_path, replay, fmt, dtype):
     settings = tmp_path / f"gpudash.{fmt}"
     replay_args = ["--replay", replay] if replay else []
@@ -37,5 +41,6 @@ def test_example_trains_from_an_export(tmp_path, replay, fmt, dtype):
 def test_example_reports_a_bad_file(tmp_path):
     res = run(EXAMPLE, tmp_path / "missing.toml")
     assert res.returncode == 2
-    assert res.stderr.strip().endswith("missing.toml: export file not found (write one with `gpudash export -o "
-                                       f"{tmp_path / 'missing.toml'}`)")
+    assert res.stderr.strip().endswith(
+        f"missing.toml: export file not found (write one with `gpudash export -o {tmp_path / 'missing.toml'}`)"
+    )

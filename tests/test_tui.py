@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tui_helpers import no_torch, screen_text, wait_until
 
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
@@ -19,11 +20,10 @@ from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.help import HelpScreen
 from gpudash.tui.widgets import DeviceCard, Gauge, PrecisionBadges
-from tui_helpers import no_torch, screen_text, wait_until
 
 EXAMPLE_H100 = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "h100-80gb.json"
 SIZE = (140, 45)
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def fast_config(interval: float = 0.1) -> dict:
@@ -33,23 +33,36 @@ def fast_config(interval: float = 0.1) -> dict:
 
 
 def gpu(name="NVIDIA GeForce RTX 3060", index=0, cc="8.6") -> DeviceInfo:
-    return DeviceInfo(vendor="nvidia", index=index, name=name, compute_capability=cc,
-                      memory_total_bytes=12 * GIB, driver_version="550.54.15", sources=["nvml"])
+    return DeviceInfo(
+        vendor="nvidia",
+        index=index,
+        name=name,
+        compute_capability=cc,
+        memory_total_bytes=12 * GIB,
+        driver_version="550.54.15",
+        sources=["nvml"],
+    )
 
 
 def machine_of(devices: list[DeviceInfo], sample: Sample, cls=Machine) -> Machine:
-    return cls(host=Host(hostname="testbox"), runtime=Runtime(driver="550.54.15"), devices=devices,
-               samplers={d.key: (lambda: Sample(**{**sample.__dict__, "unavailable": dict(sample.unavailable)}))
-                         for d in devices})
+    return cls(
+        host=Host(hostname="testbox"),
+        runtime=Runtime(driver="550.54.15"),
+        devices=devices,
+        samplers={
+            d.key: (lambda: Sample(**{**sample.__dict__, "unavailable": dict(sample.unavailable)})) for d in devices
+        },
+    )
 
 
 @pytest.fixture
 def h100_path(tmp_path) -> Path:
     if EXAMPLE_H100.is_file():
         return EXAMPLE_H100
+    import json
+
     from conftest import H100, snapshot_dict  # the minimal snapshot the other tests use
 
-    import json
     path = tmp_path / "h100-80gb.json"
     path.write_text(json.dumps(snapshot_dict(H100)))
     return path
@@ -130,8 +143,12 @@ async def test_polls_never_overlap_even_when_sampling_is_slower_than_the_interva
 
 
 async def test_unavailable_fields_show_na_and_their_reason():
-    sample = Sample(memory_used_bytes=GIB, utilization_pct=10, sm_clock_mhz=1500,
-                    unavailable={"power_w": "NotSupported", "temperature_c": "sensor read failed"})
+    sample = Sample(
+        memory_used_bytes=GIB,
+        utilization_pct=10,
+        sm_clock_mhz=1500,
+        unavailable={"power_w": "NotSupported", "temperature_c": "sensor read failed"},
+    )
     app = create_app(machine_of([gpu()], sample), fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         card = app.query_one(DeviceCard)
@@ -148,9 +165,18 @@ async def test_unavailable_fields_show_na_and_their_reason():
 
 async def test_gpu_card_lists_its_processes_and_says_when_it_cannot():
     procs = [ProcessUsage(pid=22, name="train", memory_used_bytes=8 * GIB), ProcessUsage(pid=11, name="nb")]
-    machine = machine_of([gpu(), gpu(name="NVIDIA A100", index=1, cc="8.0")], Sample(utilization_pct=50, processes=procs))
-    no_list = Sample(memory_used_bytes=GIB, utilization_pct=5, temperature_c=40, power_w=90, sm_clock_mhz=1400,
-                     memory_clock_mhz=7000, unavailable={"processes": "NotSupported"})
+    machine = machine_of(
+        [gpu(), gpu(name="NVIDIA A100", index=1, cc="8.0")], Sample(utilization_pct=50, processes=procs)
+    )
+    no_list = Sample(
+        memory_used_bytes=GIB,
+        utilization_pct=5,
+        temperature_c=40,
+        power_w=90,
+        sm_clock_mhz=1400,
+        memory_clock_mhz=7000,
+        unavailable={"processes": "NotSupported"},
+    )
     machine.samplers["nvidia:1"] = lambda: no_list
     app = create_app(machine, fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Static
+from tui_helpers import no_torch, screen_text, wait_until
 
 from gpudash import store
 from gpudash.config import defaults
@@ -17,20 +18,23 @@ from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
 from gpudash.tui.screens import bench_view
-from tui_helpers import no_torch, screen_text, wait_until
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (150, 50)
-CPU = DeviceInfo(vendor="cpu", index=0, name="Test CPU", multiprocessors=2, max_clock_mhz=2000,
-                 cpu_features=["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"], sources=["cpu"],
-                 extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"})
-
-
+CPU = DeviceInfo(
+    vendor="cpu",
+    index=0,
+    name="Test CPU",
+    multiprocessors=2,
+    max_clock_mhz=2000,
+    cpu_features=["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_vnni"],
+    sources=["cpu"],
+    extra={"cpu_vendor": "AuthenticAMD", "cpu_family": "25", "cpu_model": "17"},
+)
 
 
 def status(app) -> str:
     return str(app.query_one("#bench-status", Static).render())
-
 
 
 def _reports(rates: dict[str, dict[tuple, float]]) -> dict:
@@ -40,9 +44,22 @@ def _reports(rates: dict[str, dict[tuple, float]]) -> dict:
         cases = []
         for (m, n, k), g in per_shape.items():
             t = 2.0 * m * n * k / g / 1e9
-            cases.append({"shape": [m, n, k], "status": "ok", "gflops": g, "median_s": t, "mean_s": t, "min_s": t,
-                          "p10_s": t, "p90_s": t * 1.1, "reps": 9, "warmup_reps": 2, "budget_cut": False,
-                          "other_load": 0.0})
+            cases.append(
+                {
+                    "shape": [m, n, k],
+                    "status": "ok",
+                    "gflops": g,
+                    "median_s": t,
+                    "mean_s": t,
+                    "min_s": t,
+                    "p10_s": t,
+                    "p90_s": t * 1.1,
+                    "reps": 9,
+                    "warmup_reps": 2,
+                    "budget_cut": False,
+                    "other_load": 0.0,
+                }
+            )
         task = Task("x:y", name=p)
         jobs.append(Job(CPU.key, "matmul", p, task, len(cases)))
         results.append(TaskResult(task, "ok", {"cases": cases, "dtypes": [p, p], "torch": "2.13.0+cpu"}))
@@ -69,8 +86,9 @@ async def test_replayed_machine_shows_spec_peaks_and_never_runs(monkeypatch):
     app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
-        await wait_until(pilot, lambda: bool(app.query("#bench-table")) and
-                         app.query_one("#bench-table", DataTable).row_count > 0)
+        await wait_until(
+            pilot, lambda: bool(app.query("#bench-table")) and app.query_one("#bench-table", DataTable).row_count > 0
+        )
         rows = {r[0]: r for r in _rows(app, "#bench-table")}
         assert set(rows) >= {"fp32", "bf16", "fp8_e4m3", "int8"}
         assert rows["bf16"][1] == "–" and rows["bf16"][6] == "1,307,400 spec"
@@ -87,8 +105,9 @@ async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_mach
 
     def fake_bench(machine, mode, budget, timeout, cancel, on_progress):
         calls.append((mode, budget, timeout))
-        on_progress({"device": CPU.key, "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512],
-                     "done": 2, "total": 4})
+        on_progress(
+            {"device": CPU.key, "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512], "done": 2, "total": 4}
+        )
         proceed.wait(5)  # the test looks at the progress first
         return AFTER
 
@@ -96,8 +115,9 @@ async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_mach
     app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
-        await wait_until(pilot, lambda: bool(app.query("#bench-table")) and
-                         app.query_one("#bench-table", DataTable).row_count == 2)
+        await wait_until(
+            pilot, lambda: bool(app.query("#bench-table")) and app.query_one("#bench-table", DataTable).row_count == 2
+        )
         assert status(app).startswith("newest run ")
         assert _rows(app, "#bench-table")[1][:3] == ["bf16", "320.0", "2048x2048x2048"]
         assert len(_rows(app, "#bench-history")) == 1

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
-from textual.widgets import DataTable, Static
-
 from conftest import MI300X, snapshot_dict
+from textual.widgets import DataTable, Static
+from tui_helpers import no_torch, screen_text, wait_until
+
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.plugin_manager import PluginRecord
@@ -16,12 +17,8 @@ from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.checks_view import ChecksView
 from gpudash.tui.screens.plugins_view import PluginsView
-from tui_helpers import no_torch, screen_text, wait_until
 
 SIZE = (160, 48)
-
-
-
 
 
 def replayed(tmp_path, gfx="gfx1151", hip="7.1.25424"):
@@ -33,8 +30,15 @@ def replayed(tmp_path, gfx="gfx1151", hip="7.1.25424"):
 
 
 INJECTED = [
-    CheckResult("rocm_checks", "known_issues", "amd:0", "warn", "bf16 is partial",
-                remediation="convert on the CPU", env={"MIOPEN_DEBUG_CONV_DIRECT": "0"}),
+    CheckResult(
+        "rocm_checks",
+        "known_issues",
+        "amd:0",
+        "warn",
+        "bf16 is partial",
+        remediation="convert on the CPU",
+        env={"MIOPEN_DEBUG_CONV_DIRECT": "0"},
+    ),
     CheckResult("rocm_checks", "bf16_to_fp32", "amd:0", "skip", "not run: replayed"),
     CheckResult("sample", "segfaults", "amd:0", "error", "the check killed its process: process killed by SIGSEGV"),
 ]
@@ -82,19 +86,38 @@ async def test_checks_view_shows_injected_results_fix_and_env(tmp_path, monkeypa
 
 async def test_plugins_view_shows_loaded_and_failed_with_why(tmp_path, monkeypatch):
     records = [
-        PluginRecord("rocm_checks", "entry point", "gpudash 0.1.0", "0.1.0", "plugins.rocm_checks.hooks", True,
-                     ["register_checks"], [],
-                     {"checks": ["known_issues", "fft_stability"], "benchmarks": [], "kernels": []}),
-        PluginRecord("typo_hook", "file", "/p/typo_hook.py", None, None, False, [],
-                     ["unknown hook 'register_chekcs' (did you mean 'register_checks'?)"]),
+        PluginRecord(
+            "rocm_checks",
+            "entry point",
+            "gpudash 0.1.0",
+            "0.1.0",
+            "plugins.rocm_checks.hooks",
+            True,
+            ["register_checks"],
+            [],
+            {"checks": ["known_issues", "fft_stability"], "benchmarks": [], "kernels": []},
+        ),
+        PluginRecord(
+            "typo_hook",
+            "file",
+            "/p/typo_hook.py",
+            None,
+            None,
+            False,
+            [],
+            ["unknown hook 'register_chekcs' (did you mean 'register_checks'?)"],
+        ),
     ]
-    inject(monkeypatch, views.ViewSpec("plugins", "Plugins", "l",
-                                       lambda app: PluginsView(app, loader=lambda dirs: records)))
+    inject(
+        monkeypatch,
+        views.ViewSpec("plugins", "Plugins", "l", lambda app: PluginsView(app, loader=lambda dirs: records)),
+    )
     app = create_app(replayed(tmp_path), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("l")
-        await wait_until(pilot, lambda: app.query("#plugins-table")
-                         and app.query_one("#plugins-table", DataTable).row_count)
+        await wait_until(
+            pilot, lambda: app.query("#plugins-table") and app.query_one("#plugins-table", DataTable).row_count
+        )
         await pilot.pause(0.1)
         text = screen_text(app)
         assert "rocm_checks" in text and "2 checks" in text and "loaded" in text

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import DataTable, Static
+from tui_helpers import no_torch, screen_text, wait_until
 
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
@@ -15,12 +16,9 @@ from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResul
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
 from gpudash.tui.screens import precision_view
-from tui_helpers import no_torch, screen_text, wait_until
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (150, 45)
-
-
 
 
 def detail(app) -> str:
@@ -29,7 +27,6 @@ def detail(app) -> str:
 
 def status(app) -> str:
     return str(app.query_one("#prec-status", Static).render())
-
 
 
 def _table_ready(app) -> bool:
@@ -63,26 +60,45 @@ def _matrix(device: DeviceInfo, verdicts: dict[str, tuple[str, str | None]], whe
     results = {}
     for name, (verdict, reason) in verdicts.items():
         verified = {"verified": True, "slow_reference": True, "failed": False}[verdict]
-        results[name] = PrecisionTestResult(precision=name, supported=verified, verified=verified, verdict=verdict,
-                                            spec="native", torch=True, failure_reason=reason, max_rel_error=1e-3)
-    return PrecisionCapabilityMatrix(hardware_name=device.name, device=device.key, results=results,
-                                     measured_at=when, provenance="measured")
+        results[name] = PrecisionTestResult(
+            precision=name,
+            supported=verified,
+            verified=verified,
+            verdict=verdict,
+            spec="native",
+            torch=True,
+            failure_reason=reason,
+            max_rel_error=1e-3,
+        )
+    return PrecisionCapabilityMatrix(
+        hardware_name=device.name, device=device.key, results=results, measured_at=when, provenance="measured"
+    )
 
 
 async def test_remembered_results_show_at_once_and_rerun_updates_them(monkeypatch):
     cpu = DeviceInfo(vendor="cpu", index=0, name="Test CPU", cpu_features=["avx512_bf16"], sources=["cpu"])
     machine = Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[cpu])
-    probe.remember(machine, {cpu.key: _matrix(cpu, {"fp32": ("verified", None),
-                                                    "bf16": ("failed", "bfloat16 to fp32: 4097 values became 0")},
-                                              "2026-01-02T03:04:05+0000")})
+    probe.remember(
+        machine,
+        {
+            cpu.key: _matrix(
+                cpu,
+                {"fp32": ("verified", None), "bf16": ("failed", "bfloat16 to fp32: 4097 values became 0")},
+                "2026-01-02T03:04:05+0000",
+            )
+        },
+    )
     events = []
 
     def fake_prober(m, timeout_s, cancel, on_progress):
         assert m is machine and timeout_s == defaults()["probe"]["timeout_s"]
-        on_progress({"event": "check", "device": cpu.key, "precision": "bf16", "check": "matmul", "done": 0, "total": 1})
+        on_progress(
+            {"event": "check", "device": cpu.key, "precision": "bf16", "check": "matmul", "done": 0, "total": 1}
+        )
         events.append("ran")
-        return {cpu.key: _matrix(cpu, {"fp32": ("verified", None), "bf16": ("verified", None)},
-                                 "2026-02-03T04:05:06+0000")}
+        return {
+            cpu.key: _matrix(cpu, {"fp32": ("verified", None), "bf16": ("verified", None)}, "2026-02-03T04:05:06+0000")
+        }
 
     monkeypatch.setattr(precision_view, "run_probe", fake_prober)
     app = create_app(machine, defaults(), add_torch_view=no_torch)
@@ -104,5 +120,5 @@ async def test_remembered_results_show_at_once_and_rerun_updates_them(monkeypatc
         assert events == ["ran"]
         assert "✓" in str(table.get_cell_at((1, 1)))
         assert not app.query_one("#prec-run").disabled
-    saved_at, matrices = probe.remembered(machine)
+    _saved_at, matrices = probe.remembered(machine)
     assert matrices[cpu.key].results["bf16"].verdict == "verified"

@@ -11,18 +11,15 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from textual.widgets import DataTable, Input, Static
+from tui_helpers import no_torch, screen_text, wait_until
 
 from gpudash.cli import main
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.tui.app import create_app
-from tui_helpers import no_torch, screen_text, wait_until
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (160, 48)
-
-
-
 
 
 async def test_recommendations_view_shows_reasons_and_exports_the_cli_file(tmp_path, capsys):

@@ -46,8 +46,11 @@ class Axpy(Benchmark):
                 times.append(time.perf_counter() - start)
             median = statistics.median(times)
             moved = 3 * n * x.element_size()  # read x, read y, write y
-            results.append(BenchResult(precision, "axpy", [n], 2 * n / median / 1e9, median,
-                                       details={"gb_per_s": moved / median / 1e9}))
+            results.append(
+                BenchResult(
+                    precision, "axpy", [n], 2 * n / median / 1e9, median, details={"gb_per_s": moved / median / 1e9}
+                )
+            )
         return results
 
 
@@ -67,10 +70,13 @@ class TorchThreads(Check):
         details = {"torch_threads": threads, "available_cpus": available}
         if threads >= available:
             return self.passed(f"torch uses {threads} threads for {available} available CPUs", details=details)
-        return self.warned(f"torch uses {threads} threads but {available} CPUs are available",
-                           remediation="Unset OMP_NUM_THREADS or set it to the CPU count (or call "
-                                       "torch.set_num_threads) so CPU work uses every core.",
-                           env={"OMP_NUM_THREADS": str(available)}, details=details)
+        return self.warned(
+            f"torch uses {threads} threads but {available} CPUs are available",
+            remediation="Unset OMP_NUM_THREADS or set it to the CPU count (or call "
+            "torch.set_num_threads) so CPU work uses every core.",
+            env={"OMP_NUM_THREADS": str(available)},
+            details=details,
+        )
 
 
 @hookimpl

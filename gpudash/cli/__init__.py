@@ -38,11 +38,22 @@ def _global_options(suppress: bool) -> argparse.ArgumentParser:
     default = argparse.SUPPRESS if suppress else None
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("global options")
-    group.add_argument("--replay", metavar="FILE", default=default,
-                       help="behave as on the machine recorded in FILE (also GPUDASH_REPLAY)")
-    group.add_argument("--config", metavar="PATH", default=default, help="config file (default: user config, then built-ins)")
-    group.add_argument("--plugins-dir", metavar="DIR", action="append", default=default,
-                       help="also load one-file plugins from DIR (repeatable)")
+    group.add_argument(
+        "--replay",
+        metavar="FILE",
+        default=default,
+        help="behave as on the machine recorded in FILE (also GPUDASH_REPLAY)",
+    )
+    group.add_argument(
+        "--config", metavar="PATH", default=default, help="config file (default: user config, then built-ins)"
+    )
+    group.add_argument(
+        "--plugins-dir",
+        metavar="DIR",
+        action="append",
+        default=default,
+        help="also load one-file plugins from DIR (repeatable)",
+    )
     return parent
 
 
@@ -50,14 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpudash",
         description="See the accelerators on this machine, which precisions really work, and how fast. "
-                    "With no command, opens the live dashboard.",
+        "With no command, opens the live dashboard.",
         parents=[_global_options(suppress=False)],
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gpudash {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     parents = [_global_options(suppress=True)]
-    for name, module in COMMANDS.items():
+    for module in COMMANDS.values():
         importlib.import_module(f"gpudash.cli.{module}").add_parser(subparsers, parents)
     return parser
 

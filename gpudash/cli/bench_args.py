@@ -42,8 +42,11 @@ def choose_devices(ctx, machine, preset):
             if not problems:
                 continue
             if ctx.args.skip_platform_check:
-                print(f"gpudash: warning: --skip-platform-check: preset '{preset.name}' "
-                      f"{problems[0]}; its peaks will give wrong efficiencies here", file=sys.stderr)
+                print(
+                    f"gpudash: warning: --skip-platform-check: preset '{preset.name}' "
+                    f"{problems[0]}; its peaks will give wrong efficiencies here",
+                    file=sys.stderr,
+                )
                 continue
             print(preset_platform.mismatch_message(preset, facts, problems), file=sys.stderr)
             fits = ", ".join(preset_platform.presets_that_fit(facts)) or "none"

@@ -34,13 +34,24 @@ def measure(ctx) -> int:
         keys = ", ".join(d.key for d in devices)
         raise UsageError(f"--save: a profile describes one device; choose one with --device ({keys})")
     if not machine.replayed:
-        print(f"gpudash: benchmarking {', '.join(d.key for d in devices)} ({mode} sweep, case budget {budget:g} s) "
-              "in a child process", file=sys.stderr, flush=True)
+        print(
+            f"gpudash: benchmarking {', '.join(d.key for d in devices)} ({mode} sweep, case budget {budget:g} s) "
+            "in a child process",
+            file=sys.stderr,
+            flush=True,
+        )
     progress = Progress()
     try:
-        reports = bench_machine(machine, devices=devices, precisions=precisions, mode=mode, case_budget_s=budget,
-                                timeout_s=timeout, on_progress=progress,
-                                peak_overrides=preset.peaks() if preset else None)
+        reports = bench_machine(
+            machine,
+            devices=devices,
+            precisions=precisions,
+            mode=mode,
+            case_budget_s=budget,
+            timeout_s=timeout,
+            on_progress=progress,
+            peak_overrides=preset.peaks() if preset else None,
+        )
     finally:
         progress.close()
     data = bench_json(machine, reports, mode, preset.name if preset else None)

@@ -54,10 +54,20 @@ def render(dev: dict) -> list[str]:
             continue
         for r in run["results"]:
             eff = r.get("efficiency")
-            rows.append([name, r.get("precision") or "", r.get("op") or "", "x".join(map(str, r.get("shape") or [])),
-                         f"{r['gflops']:.1f}" if r.get("gflops") is not None else fmt.NA,
-                         f"{eff:.0%}" if eff is not None else fmt.NA,
-                         (r.get("details") or {}).get("note") or ""])
-    table = [fmt.table(rows, ["plugin benchmark", "precision", "op", "shape", "GFLOPS", "efficiency", "note"])] \
-        if rows else []
+            rows.append(
+                [
+                    name,
+                    r.get("precision") or "",
+                    r.get("op") or "",
+                    "x".join(map(str, r.get("shape") or [])),
+                    f"{r['gflops']:.1f}" if r.get("gflops") is not None else fmt.NA,
+                    f"{eff:.0%}" if eff is not None else fmt.NA,
+                    (r.get("details") or {}).get("note") or "",
+                ]
+            )
+    table = (
+        [fmt.table(rows, ["plugin benchmark", "precision", "op", "shape", "GFLOPS", "efficiency", "note"])]
+        if rows
+        else []
+    )
     return ["plugin benchmarks:"] + table + lines

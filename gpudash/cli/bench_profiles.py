@@ -17,8 +17,10 @@ def show_profile(path: str, as_json: bool) -> int:
     meta = profile.metadata
     report = report_from_profile(profile)
     data = {"source": f"profile {path}", "mode": meta.mode, "preset": meta.preset, "devices": [report.to_json()]}
-    print(f"profile {path}: {meta.hardware_name} · {meta.device_type} on {meta.platform_architecture} · "
-          f"{meta.calibration_date or 'undated'} · torch {meta.torch_version or '?'} · gpudash {meta.gpudash_version}")
+    print(
+        f"profile {path}: {meta.hardware_name} · {meta.device_type} on {meta.platform_architecture} · "
+        f"{meta.calibration_date or 'undated'} · torch {meta.torch_version or '?'} · gpudash {meta.gpudash_version}"
+    )
     print(render(data))
     return 0
 
@@ -34,8 +36,17 @@ def compare(path_a: str, path_b: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"a": path_a, "b": path_b, "rows": rows}, indent=2))
         return 0
-    table = [[r["precision"], number(r["a_gflops"]), number(r["b_gflops"]), ratio(r["b_over_a"]),
-              ratio(r["a_speedup_vs_fp32"]), ratio(r["b_speedup_vs_fp32"])] for r in rows]
+    table = [
+        [
+            r["precision"],
+            number(r["a_gflops"]),
+            number(r["b_gflops"]),
+            ratio(r["b_over_a"]),
+            ratio(r["a_speedup_vs_fp32"]),
+            ratio(r["b_speedup_vs_fp32"]),
+        ]
+        for r in rows
+    ]
     print(f"A: {path_a} ({a.metadata.hardware_name}, {a.metadata.calibration_date or 'undated'})")
     print(f"B: {path_b} ({b.metadata.hardware_name}, {b.metadata.calibration_date or 'undated'})")
     print()

@@ -24,14 +24,17 @@ class Progress:
             filled = int(self.WIDTH * done / total)
             shape = event.get("shape")
             detail = f" {'x'.join(map(str, shape))}" if shape else ""
-            line = (f"\rbench [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} "
-                    f"{time.monotonic() - self.started:4.0f} s  {what}{detail}")
+            line = (
+                f"\rbench [{'#' * filled}{'.' * (self.WIDTH - filled)}] {done}/{total} "
+                f"{time.monotonic() - self.started:4.0f} s  {what}{detail}"
+            )
             self.stream.write(line.ljust(78)[:100])
             self.stream.flush()
             self.drawn = True
         elif event.get("status"):
-            self.stream.write(f"gpudash: [{done}/{total}] {what}: {event['status']} "
-                              f"({time.monotonic() - self.started:.1f} s)\n")
+            self.stream.write(
+                f"gpudash: [{done}/{total}] {what}: {event['status']} ({time.monotonic() - self.started:.1f} s)\n"
+            )
             self.stream.flush()
 
     def close(self) -> None:

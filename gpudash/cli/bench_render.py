@@ -8,8 +8,16 @@ from __future__ import annotations
 from gpudash.models import NOT_RUN_REPLAYED
 
 DASH = "–"
-HEADER = ["precision", "best GFLOPS", "at shape", "median", "latency ms (p10-p90)", "efficiency",
-          "peak (provenance)", "vs fp32"]
+HEADER = [
+    "precision",
+    "best GFLOPS",
+    "at shape",
+    "median",
+    "latency ms (p10-p90)",
+    "efficiency",
+    "peak (provenance)",
+    "vs fp32",
+]
 
 
 def number(value, digits: int = 1) -> str:
@@ -54,10 +62,21 @@ def precision_rows(dev: dict) -> tuple[list[list[str]], list[str]]:
         best_shape = details.get("best_shape")
         best = next((r for r in by_precision.get(p, []) if r["shape"] == best_shape), None)
         spread = (best or {}).get("spread") or {}
-        latency = DASH if best is None else f"{_ms(best['median_s'])} ({_ms(spread.get('p10_s'))}-{_ms(spread.get('p90_s'))})"
-        rows.append([p, number(entry["measured_gflops"]), _shape(best_shape), number(details.get("median_gflops")),
-                     latency, DASH if entry.get("efficiency") is None else f"{entry['efficiency']:.0%}",
-                     _peak(dev, p), ratio(entry.get("speedup_vs_fp32"))])
+        latency = (
+            DASH if best is None else f"{_ms(best['median_s'])} ({_ms(spread.get('p10_s'))}-{_ms(spread.get('p90_s'))})"
+        )
+        rows.append(
+            [
+                p,
+                number(entry["measured_gflops"]),
+                _shape(best_shape),
+                number(details.get("median_gflops")),
+                latency,
+                DASH if entry.get("efficiency") is None else f"{entry['efficiency']:.0%}",
+                _peak(dev, p),
+                ratio(entry.get("speedup_vs_fp32")),
+            ]
+        )
         if details.get("stopped"):
             reasons.append(f"{dev['key']} {p}: {details['stopped']}")
     return rows, _shared_once(dev, reasons)
@@ -76,8 +95,11 @@ def bandwidth_line(dev: dict) -> str:
     for b in dev.get("memory_bandwidth") or []:
         label = {"copy": "on-device copy", "host_to_device": "host to device"}.get(b.get("op"), b.get("op"))
         if b.get("status") == "ok":
-            eff = f", {b['efficiency']:.0%} of {b['peak_gbps']:,.0f} GB/s {b.get('peak_provenance', '')}" \
-                if b.get("efficiency") is not None else ""
+            eff = (
+                f", {b['efficiency']:.0%} of {b['peak_gbps']:,.0f} GB/s {b.get('peak_provenance', '')}"
+                if b.get("efficiency") is not None
+                else ""
+            )
             parts.append(f"{label} {b['gbps']:,.1f} GB/s ({b['bytes'] >> 20} MiB{eff})")
         else:
             peak = f"; spec {b['peak_gbps']:,.0f} GB/s" if b.get("peak_gbps") else ""
@@ -109,6 +131,15 @@ def render_presets() -> str:
     from gpudash import formatting as fmt
     from gpudash.measure.presets import PRESETS
 
-    rows = [[p.name, p.hardware_name, p.device, p.platform, p.provenance,
-             ", ".join(f"{k} {v:,.0f}" for k, v in p.theoretical_peaks.items())] for p in PRESETS.values()]
+    rows = [
+        [
+            p.name,
+            p.hardware_name,
+            p.device,
+            p.platform,
+            p.provenance,
+            ", ".join(f"{k} {v:,.0f}" for k, v in p.theoretical_peaks.items()),
+        ]
+        for p in PRESETS.values()
+    ]
     return fmt.table(rows, ["preset", "hardware", "device", "platform", "peaks are", "GFLOPS by precision"])

@@ -14,15 +14,27 @@ from gpudash.errors import UsageError
 
 
 def add_parser(subparsers, parents) -> None:
-    p = subparsers.add_parser("check", parents=parents, help="run the known-bug checks (ROCm bf16, hipBLASLt, ...)",
-                              description="Run every check the plugins register on every device (or one), each "
-                                          "in a child process with a time limit. On a replayed machine, checks "
-                                          "that need the device are skipped; table-based checks still run.")
+    p = subparsers.add_parser(
+        "check",
+        parents=parents,
+        help="run the known-bug checks (ROCm bf16, hipBLASLt, ...)",
+        description="Run every check the plugins register on every device (or one), each "
+        "in a child process with a time limit. On a replayed machine, checks "
+        "that need the device are skipped; table-based checks still run.",
+    )
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
-    p.add_argument("--device", metavar="N",
-                   help="only this device: its position in `gpudash info` (0 = first) or its key, e.g. amd:0")
-    p.add_argument("--timeout", metavar="S", type=float, default=None,
-                   help="time limit per check in seconds (default: each check's own, else 60)")
+    p.add_argument(
+        "--device",
+        metavar="N",
+        help="only this device: its position in `gpudash info` (0 = first) or its key, e.g. amd:0",
+    )
+    p.add_argument(
+        "--timeout",
+        metavar="S",
+        type=float,
+        default=None,
+        help="time limit per check in seconds (default: each check's own, else 60)",
+    )
     p.set_defaults(func=run)
 
 
@@ -53,8 +65,18 @@ def run(ctx) -> int:
     results = run_checks(machine, pm, timeout_s=ctx.args.timeout, devices=devices)
     failed_plugins = [{"plugin": r.name, "errors": r.errors} for r in pm.records.values() if r.errors]
     if ctx.args.json:
-        print(json.dumps({"version": 1, "replayed": machine.replayed, "source": machine.label,
-                          "checks": [r.to_dict() for r in results], "plugin_errors": failed_plugins}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "version": 1,
+                    "replayed": machine.replayed,
+                    "source": machine.label,
+                    "checks": [r.to_dict() for r in results],
+                    "plugin_errors": failed_plugins,
+                },
+                indent=2,
+            )
+        )
         return 0
     print(render(results, machine.label, len(collect_checks(pm)), len(devices), failed_plugins))
     return 0
@@ -65,12 +87,28 @@ def _rows(results):
     rows = []
     for r in results:
         last = rows[-1] if rows else None
-        if (last and r.status == "skip" and last["status"] == "skip" and last["device"] == r.device
-                and last["plugin"] == r.plugin and last["summary"] == r.summary):
+        if (
+            last
+            and r.status == "skip"
+            and last["status"] == "skip"
+            and last["device"] == r.device
+            and last["plugin"] == r.plugin
+            and last["summary"] == r.summary
+        ):
             last["count"] += 1
             continue
-        rows.append({"device": r.device, "plugin": r.plugin, "check": r.check, "status": r.status,
-                     "summary": r.summary, "remediation": r.remediation, "env": r.env, "count": 1})
+        rows.append(
+            {
+                "device": r.device,
+                "plugin": r.plugin,
+                "check": r.check,
+                "status": r.status,
+                "summary": r.summary,
+                "remediation": r.remediation,
+                "env": r.env,
+                "count": 1,
+            }
+        )
     return rows
 
 
@@ -80,16 +118,19 @@ def render(results, source: str, n_checks: int, n_devices: int, failed_plugins) 
     devices = f"{n_devices} device{'s' if n_devices != 1 else ''}"
     lines = [f"[{source}]  {n_checks} checks on {devices}: {tally or 'nothing ran'}"]
     rows = _rows(results)
-    labels = [f"{row['plugin']} ({row['count']} checks)" if row["count"] > 1 else f"{row['plugin']}/{row['check']}"
-              for row in rows]
+    labels = [
+        f"{row['plugin']} ({row['count']} checks)" if row["count"] > 1 else f"{row['plugin']}/{row['check']}"
+        for row in rows
+    ]
     w_dev = max([len("device")] + [len(row["device"]) for row in rows])
     w_check = max([len("check")] + [len(label) for label in labels])
     w_status = len("status")
     lines.append(f"{'device'.ljust(w_dev)}  {'check'.ljust(w_check)}  {'status'.ljust(w_status)}  summary")
     pad = " " * (w_dev + w_check + w_status + 6)
     for row, label in zip(rows, labels):
-        lines.append(f"{row['device'].ljust(w_dev)}  {label.ljust(w_check)}  {row['status'].ljust(w_status)}  "
-                     f"{row['summary']}")
+        lines.append(
+            f"{row['device'].ljust(w_dev)}  {label.ljust(w_check)}  {row['status'].ljust(w_status)}  {row['summary']}"
+        )
         if row["status"] != "skip":
             if row["remediation"]:
                 lines.append(f"{pad}fix: {row['remediation']}")

@@ -10,22 +10,38 @@ import sys
 
 def add_parser(subparsers, parents) -> None:
     p = subparsers.add_parser(
-        "export", parents=parents, help="write recommended training settings (TOML/JSON) with reasons",
+        "export",
+        parents=parents,
+        help="write recommended training settings (TOML/JSON) with reasons",
         description="Recommend training settings for one device (AMP dtype and loss scaling, TF32, fp8 readiness, "
-                    "batch size and gradient accumulation, dataloader, environment variables), each with its "
-                    "reason and provenance, and write them where training code can load them "
-                    "(gpudash.apply.load). Default output: gpudash.toml (gpudash.json with --format json) in "
-                    "the current directory.")
-    p.add_argument("-o", "--output", metavar="PATH", default=None,
-                   help="file to write, '-' for stdout (default: gpudash.toml, or gpudash.json for --format json)")
+        "batch size and gradient accumulation, dataloader, environment variables), each with its "
+        "reason and provenance, and write them where training code can load them "
+        "(gpudash.apply.load). Default output: gpudash.toml (gpudash.json with --format json) in "
+        "the current directory.",
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        default=None,
+        help="file to write, '-' for stdout (default: gpudash.toml, or gpudash.json for --format json)",
+    )
     p.add_argument("--format", choices=("toml", "json"), default="toml", help="output format (default: toml)")
-    p.add_argument("--device", metavar="N|KEY", default=None,
-                   help="device to export for: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, cuda:N, "
-                        "or a GPU index N (default: the first GPU, else the CPU)")
-    p.add_argument("--bench", choices=("none", "quick", "full"), default=None,
-                   help="what to measure first: none = spec facts only (fast), quick = probes, a quick benchmark, "
-                        "checks and a memory trace (default: config export.bench, normally quick), full = the "
-                        "full benchmark")
+    p.add_argument(
+        "--device",
+        metavar="N|KEY",
+        default=None,
+        help="device to export for: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, cuda:N, "
+        "or a GPU index N (default: the first GPU, else the CPU)",
+    )
+    p.add_argument(
+        "--bench",
+        choices=("none", "quick", "full"),
+        default=None,
+        help="what to measure first: none = spec facts only (fast), quick = probes, a quick benchmark, "
+        "checks and a memory trace (default: config export.bench, normally quick), full = the "
+        "full benchmark",
+    )
     p.set_defaults(func=run)
 
 
@@ -41,14 +57,17 @@ def run(ctx) -> int:
     def status(message: str) -> None:
         print(f"gpudash: {message} ...", file=sys.stderr, flush=True)
 
-    gathered = export_settings(machine, ctx.config, device=args.device, bench=args.bench,
-                               plugin_dirs=ctx.plugin_dirs, status=status)
+    gathered = export_settings(
+        machine, ctx.config, device=args.device, bench=args.bench, plugin_dirs=ctx.plugin_dirs, status=status
+    )
     message = write_export(gathered.settings, output, args.format)
     head, settings = gathered.settings.header, gathered.settings
     took = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in gathered.timings.items())
-    summary = (f"{head['device']} ({head['device_key']}, {machine.label}): amp {settings.value('amp.dtype')}, "
-               f"batch {settings.value('batch.size', 'n/a')} x {settings.value('batch.gradient_accumulation_steps', 1)}"
-               + (f" [{took}]" if took else ""))
+    summary = (
+        f"{head['device']} ({head['device_key']}, {machine.label}): amp {settings.value('amp.dtype')}, "
+        f"batch {settings.value('batch.size', 'n/a')} x {settings.value('batch.gradient_accumulation_steps', 1)}"
+        + (f" [{took}]" if took else "")
+    )
     print(f"gpudash: {message}: {summary}" if message else f"gpudash: exported {summary}", file=sys.stderr)
     return 0
 

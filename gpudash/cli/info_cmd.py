@@ -6,9 +6,13 @@ import json
 
 
 def add_parser(subparsers, parents) -> None:
-    p = subparsers.add_parser("info", parents=parents, help="list devices, architecture and live readings once",
-                              description="List every device once: architecture, memory, load and the "
-                                          "precisions its architecture supports natively.")
+    p = subparsers.add_parser(
+        "info",
+        parents=parents,
+        help="list devices, architecture and live readings once",
+        description="List every device once: architecture, memory, load and the "
+        "precisions its architecture supports natively.",
+    )
     p.add_argument("--json", action="store_true", help="print the info JSON contract (design.md) instead of a table")
     p.add_argument("--no-torch", action="store_true", help="skip torch's view of the GPUs (faster)")
     p.set_defaults(func=run)
@@ -36,14 +40,23 @@ def render(data: dict) -> str:
     for dev in data["devices"]:
         s = dev.get("sample") or {}
         native = [n for n, p in dev["precisions"].items() if p["native"]]
-        ident = dev["compute_capability"] and f"cc {dev['compute_capability']}" or dev["gfx_target"] or ""
-        rows.append([
-            f"[{dev['vendor']}:{dev['index']}]", dev["name"], dev["arch"], ident,
-            fmt.memory(s.get("memory_used_bytes"), s.get("memory_total_bytes") or dev["memory_total_bytes"]),
-            fmt.pct(s.get("utilization_pct")), fmt.number(s.get("temperature_c"), "C"),
-            fmt.number(s.get("power_w"), "W"), " ".join(native),
-        ])
-    lines.append(fmt.table(rows, ["device", "name", "arch", "id", "memory", "util", "temp", "power", "native precisions"]))
+        ident = (dev["compute_capability"] and f"cc {dev['compute_capability']}") or dev["gfx_target"] or ""
+        rows.append(
+            [
+                f"[{dev['vendor']}:{dev['index']}]",
+                dev["name"],
+                dev["arch"],
+                ident,
+                fmt.memory(s.get("memory_used_bytes"), s.get("memory_total_bytes") or dev["memory_total_bytes"]),
+                fmt.pct(s.get("utilization_pct")),
+                fmt.number(s.get("temperature_c"), "C"),
+                fmt.number(s.get("power_w"), "W"),
+                " ".join(native),
+            ]
+        )
+    lines.append(
+        fmt.table(rows, ["device", "name", "arch", "id", "memory", "util", "temp", "power", "native precisions"])
+    )
     lines += process_lines(data["devices"])
     for note in data.get("notes") or []:
         lines.append(f"note: {note}")

@@ -8,10 +8,14 @@ from pathlib import Path
 
 
 def add_parser(subparsers, parents) -> None:
-    p = subparsers.add_parser("plugins", parents=parents, help="list plugins, their hooks and load errors",
-                              description="List the plugins found through the 'gpudash' entry points and the "
-                                          "plugin directories, loaded or not, with the reason when not. "
-                                          "GPUDASH_LOAD_PLUGINS=a,b loads only those (empty: none).")
+    p = subparsers.add_parser(
+        "plugins",
+        parents=parents,
+        help="list plugins, their hooks and load errors",
+        description="List the plugins found through the 'gpudash' entry points and the "
+        "plugin directories, loaded or not, with the reason when not. "
+        "GPUDASH_LOAD_PLUGINS=a,b loads only those (empty: none).",
+    )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (errors still go to stderr)")
     p.set_defaults(func=run)
 
@@ -35,8 +39,12 @@ def run(ctx) -> int:
 
     records = list_plugins(plugin_manager_for(ctx))
     if ctx.args.json:
-        print(json.dumps({"version": 1, "load_plugins_env": os.environ.get(LOAD_ENV),
-                          "plugins": [r.to_dict() for r in records]}, indent=2))
+        print(
+            json.dumps(
+                {"version": 1, "load_plugins_env": os.environ.get(LOAD_ENV), "plugins": [r.to_dict() for r in records]},
+                indent=2,
+            )
+        )
     else:
         print(render(records, os.environ.get(LOAD_ENV)))
     return 0
@@ -61,9 +69,17 @@ def render(records, load_env: str | None) -> str:
     if not records:
         why = f" (GPUDASH_LOAD_PLUGINS={load_env!r})" if load_env is not None else ""
         return f"no plugins found{why}"
-    rows = [[r.name, r.version or "-", origin_text(r), ", ".join(r.hooks) or "-", provides_text(r.provides),
-             "loaded" if r.loaded and not r.errors else "loaded, with errors" if r.loaded else "FAILED"]
-            for r in records]
+    rows = [
+        [
+            r.name,
+            r.version or "-",
+            origin_text(r),
+            ", ".join(r.hooks) or "-",
+            provides_text(r.provides),
+            "loaded" if r.loaded and not r.errors else "loaded, with errors" if r.loaded else "FAILED",
+        ]
+        for r in records
+    ]
     lines = fmt.table(rows, ["name", "version", "from", "hooks", "provides", "status"]).splitlines()
     out = [lines[0]]
     for line, record in zip(lines[1:], records):

@@ -13,18 +13,31 @@ import sys
 
 def add_parser(subparsers, parents) -> None:
     p = subparsers.add_parser(
-        "probe", parents=parents, help="run each precision and check its numbers (spec / torch / verified)",
+        "probe",
+        parents=parents,
+        help="run each precision and check its numbers (spec / torch / verified)",
         description="Run each precision (matmul against an fp64 reference, conversions bit for bit, an "
-                    "autocast training step, TF32's effect) on each device in a child process with a time "
-                    "limit, next to what the architecture tables and PyTorch claim.")
-    p.add_argument("--device", metavar="N|KEY", action="append",
-                   help="probe only this device: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, "
-                        "cuda:N, or a GPU index N (repeatable; default: every device)")
-    p.add_argument("--precision", metavar="NAME", action="append",
-                   help="probe only this precision (repeatable; default: all)")
+        "autocast training step, TF32's effect) on each device in a child process with a time "
+        "limit, next to what the architecture tables and PyTorch claim.",
+    )
+    p.add_argument(
+        "--device",
+        metavar="N|KEY",
+        action="append",
+        help="probe only this device: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, "
+        "cuda:N, or a GPU index N (repeatable; default: every device)",
+    )
+    p.add_argument(
+        "--precision", metavar="NAME", action="append", help="probe only this precision (repeatable; default: all)"
+    )
     p.add_argument("--json", action="store_true", help="print the probe JSON contract (design.md) instead of a table")
-    p.add_argument("--timeout", metavar="S", type=float, default=None,
-                   help="time limit per precision and device, seconds (default: config probe.timeout_s)")
+    p.add_argument(
+        "--timeout",
+        metavar="S",
+        type=float,
+        default=None,
+        help="time limit per precision and device, seconds (default: config probe.timeout_s)",
+    )
     p.set_defaults(func=run)
 
 
@@ -32,8 +45,12 @@ def _progress(event: dict) -> None:
     if event["event"] != "done" or event.get("reason") == "not run: cancelled":
         return
     reason = f": {event['reason']}" if event.get("reason") and event["verdict"] == "failed" else ""
-    print(f"gpudash: [{event['done']}/{event['total']}] {event['device']} {event['precision']}: "
-          f"{event['verdict']} ({event['seconds']:.1f} s){reason}", file=sys.stderr, flush=True)
+    print(
+        f"gpudash: [{event['done']}/{event['total']}] {event['device']} {event['precision']}: "
+        f"{event['verdict']} ({event['seconds']:.1f} s){reason}",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def run(ctx) -> int:
@@ -53,13 +70,25 @@ def run(ctx) -> int:
     machine = ctx.machine()
     devices = [probe.find_device(machine, d) for d in ctx.args.device] if ctx.args.device else None
     if not machine.replayed:
-        print(f"gpudash: probing {len(devices or machine.devices)} device(s) in a child process "
-              f"(limit {timeout:g} s per precision)", file=sys.stderr, flush=True)
+        print(
+            f"gpudash: probing {len(devices or machine.devices)} device(s) in a child process "
+            f"(limit {timeout:g} s per precision)",
+            file=sys.stderr,
+            flush=True,
+        )
     # Ctrl-C sets `cancel`, and the runner kills the child process before we exit.
     cancel = threading.Event()
     matrices = run_interruptibly(
-        lambda: probe.probe_machine(machine, devices=devices, timeout_s=timeout, cancel=cancel,
-                                    on_progress=_progress, precisions=ctx.args.precision), cancel)
+        lambda: probe.probe_machine(
+            machine,
+            devices=devices,
+            timeout_s=timeout,
+            cancel=cancel,
+            on_progress=_progress,
+            precisions=ctx.args.precision,
+        ),
+        cancel,
+    )
     if not machine.replayed:
         path = probe.remember(machine, matrices)
         print(f"gpudash: remembered in {path}", file=sys.stderr)

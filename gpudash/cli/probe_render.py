@@ -8,8 +8,10 @@ from __future__ import annotations
 GLYPH_SPEC = {"native": "✓", "emulated": "⚠", "absent": "✗"}
 GLYPH_BOOL = {True: "✓", False: "✗", None: "–"}
 GLYPH_VERDICT = {"verified": "✓", "slow_reference": "⚠ slow", "failed": "✗", "not_run": "–"}
-LEGEND = ("spec: ✓ native ⚠ emulated ✗ absent · torch: ✓ claims it ✗ does not – no query/not recorded · "
-          "verified: ✓ correct ⚠ slow reference path ✗ failed – not run")
+LEGEND = (
+    "spec: ✓ native ⚠ emulated ✗ absent · torch: ✓ claims it ✗ does not – no query/not recorded · "
+    "verified: ✓ correct ⚠ slow reference path ✗ failed – not run"
+)
 
 
 def _error(value) -> str:
@@ -40,9 +42,13 @@ def render(data: dict) -> str:
             if entry is None:
                 row += ["", "", "", "", ""]
                 continue
-            row += [GLYPH_SPEC.get(entry["support"], "?"), GLYPH_BOOL.get(entry["torch"], "?"),
-                    GLYPH_VERDICT.get(entry["verdict"], "?"), _error(entry["max_rel_error"]),
-                    _rate(entry["rate_vs_fp32"])]
+            row += [
+                GLYPH_SPEC.get(entry["support"], "?"),
+                GLYPH_BOOL.get(entry["torch"], "?"),
+                GLYPH_VERDICT.get(entry["verdict"], "?"),
+                _error(entry["max_rel_error"]),
+                _rate(entry["rate_vs_fp32"]),
+            ]
         rows.append(row)
     lines += ["", fmt.table(rows, header), "", LEGEND]
     reasons = _reasons(devices)

@@ -7,12 +7,18 @@ import sys
 
 
 def add_parser(subparsers, parents) -> None:
-    p = subparsers.add_parser("snapshot", parents=parents, help="record this machine to a snapshot file",
-                              description="Record the devices and a few seconds of live samples to a JSON "
-                                          "snapshot that --replay (or GPUDASH_REPLAY) plays back anywhere.")
+    p = subparsers.add_parser(
+        "snapshot",
+        parents=parents,
+        help="record this machine to a snapshot file",
+        description="Record the devices and a few seconds of live samples to a JSON "
+        "snapshot that --replay (or GPUDASH_REPLAY) plays back anywhere.",
+    )
     p.add_argument("-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)")
     p.add_argument("--seconds", type=float, default=None, help="how long to sample (default: config snapshot.seconds)")
-    p.add_argument("--interval", type=float, default=None, help="seconds between samples (default: config snapshot.interval)")
+    p.add_argument(
+        "--interval", type=float, default=None, help="seconds between samples (default: config snapshot.interval)"
+    )
     p.set_defaults(func=run)
 
 

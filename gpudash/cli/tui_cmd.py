@@ -4,8 +4,12 @@ from __future__ import annotations
 
 
 def add_parser(subparsers, parents) -> None:
-    p = subparsers.add_parser("tui", parents=parents, help="open the live dashboard (the default)",
-                              description="Open the live terminal dashboard (what `gpudash` does with no command).")
+    p = subparsers.add_parser(
+        "tui",
+        parents=parents,
+        help="open the live dashboard (the default)",
+        description="Open the live terminal dashboard (what `gpudash` does with no command).",
+    )
     p.set_defaults(func=run)
 
 

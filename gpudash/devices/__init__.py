@@ -34,9 +34,13 @@ def _replayed(path: str) -> Machine:
     backend = ReplayBackend(path)
     devices = backend.devices()
     return Machine(
-        host=backend.host, runtime=backend.runtime, devices=devices,
+        host=backend.host,
+        runtime=backend.runtime,
+        devices=devices,
         samplers={d.key: partial(backend.sample, i) for i, d in enumerate(devices)},
-        replayed=True, replay_path=str(path), origin=backend.origin,
+        replayed=True,
+        replay_path=str(path),
+        origin=backend.origin,
     )
 
 
@@ -45,8 +49,10 @@ def _open_vendor_backends(notes: list[str]) -> list:
     from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
 
     opened = []
-    for label, factory, unavailable in (("NVML", NvmlBackend, NvmlUnavailable),
-                                        ("amdsmi", AmdSmiBackend, AmdSmiUnavailable)):
+    for label, factory, unavailable in (
+        ("NVML", NvmlBackend, NvmlUnavailable),
+        ("amdsmi", AmdSmiBackend, AmdSmiUnavailable),
+    ):
         try:
             opened.append(factory())
         except unavailable as exc:
@@ -68,13 +74,22 @@ def _live(include_torch: bool) -> Machine:
         except Exception as exc:
             notes.append(f"{backend.name}: {exc}")
             continue
-        driver = driver or getattr(backend, "driver_version", None) or next(
-            (d.driver_version for d in found if d.driver_version), None)
+        driver = (
+            driver
+            or getattr(backend, "driver_version", None)
+            or next((d.driver_version for d in found if d.driver_version), None)
+        )
         for dev in found:
             samplers[dev.key] = partial(backend.sample, dev.index)
         vendor_devices.extend(found)
-    machine = Machine(host=this_host(), runtime=Runtime(driver=driver), devices=vendor_devices,
-                      samplers=samplers, notes=notes, closers=[b.close for b in backends])
+    machine = Machine(
+        host=this_host(),
+        runtime=Runtime(driver=driver),
+        devices=vendor_devices,
+        samplers=samplers,
+        notes=notes,
+        closers=[b.close for b in backends],
+    )
     if include_torch:
         add_torch_view(machine)
     cpu = CpuBackend()
@@ -95,7 +110,11 @@ def add_torch_view(machine: Machine, torch=None) -> None:
     if torch is None and not torch_could_see_gpus():
         installed = installed_torch_runtime()
         if installed is not None:
-            machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = installed.torch, installed.cuda, installed.hip
+            machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = (
+                installed.torch,
+                installed.cuda,
+                installed.hip,
+            )
             return
     from gpudash.devices.torch_view import TorchView
 
@@ -119,8 +138,11 @@ def add_torch_view(machine: Machine, torch=None) -> None:
 def _torch_sample(torch, index: int) -> Sample:
     free, total = torch.cuda.mem_get_info(index)
     reason = "vendor library (NVML/amdsmi) unavailable; torch reports memory only"
-    return Sample(memory_used_bytes=total - free, memory_total_bytes=total,
-                  unavailable={k: reason for k in ("utilization_pct", "temperature_c", "power_w", "sm_clock_mhz")})
+    return Sample(
+        memory_used_bytes=total - free,
+        memory_total_bytes=total,
+        unavailable={k: reason for k in ("utilization_pct", "temperature_c", "power_w", "sm_clock_mhz")},
+    )
 
 
-__all__ = ["Machine", "discover", "add_torch_view", "replay_path", "REPLAY_ENV", "torch_could_see_gpus"]
+__all__ = ["REPLAY_ENV", "Machine", "add_torch_view", "discover", "replay_path", "torch_could_see_gpus"]

@@ -101,11 +101,19 @@ class AmdSmiBackend:
             missing.setdefault("memory_used_bytes", missing.get("memory", "N/A"))
         activity = read_field(missing, "utilization_pct", lambda: smi.amdsmi_get_gpu_activity(handle)) or {}
         power = read_field(missing, "power_w", lambda: smi.amdsmi_get_power_info(handle)) or {}
-        gfx_clock = read_field(missing, "sm_clock_mhz", lambda: smi.amdsmi_get_clock_info(handle, smi.AmdSmiClkType.GFX))
-        mem_clock = read_field(missing, "memory_clock_mhz",
-                               lambda: smi.amdsmi_get_clock_info(handle, smi.AmdSmiClkType.MEM))
-        temp = read_field(missing, "temperature_c", lambda: smi.amdsmi_get_temp_metric(
-            handle, smi.AmdSmiTemperatureType.HOTSPOT, smi.AmdSmiTemperatureMetric.CURRENT))
+        gfx_clock = read_field(
+            missing, "sm_clock_mhz", lambda: smi.amdsmi_get_clock_info(handle, smi.AmdSmiClkType.GFX)
+        )
+        mem_clock = read_field(
+            missing, "memory_clock_mhz", lambda: smi.amdsmi_get_clock_info(handle, smi.AmdSmiClkType.MEM)
+        )
+        temp = read_field(
+            missing,
+            "temperature_c",
+            lambda: smi.amdsmi_get_temp_metric(
+                handle, smi.AmdSmiTemperatureType.HOTSPOT, smi.AmdSmiTemperatureMetric.CURRENT
+            ),
+        )
         # MI300 reports current_socket_power; Navi and MI200 average_socket_power (torch does the same).
         watts = power.get("current_socket_power")
         if not isinstance(watts, (int, float)):
@@ -115,7 +123,8 @@ class AmdSmiBackend:
             memory_total_bytes=total,
             utilization_pct=_number(activity.get("gfx_activity"), "utilization_pct", missing) if activity else None,
             memory_utilization_pct=_number(activity.get("umc_activity"), "memory_utilization_pct", missing)
-            if activity else None,
+            if activity
+            else None,
             temperature_c=_number(temp, "temperature_c", missing),
             power_w=_number(watts, "power_w", missing) if power else None,
             power_limit_w=_number(power.get("power_limit"), "power_limit_w", missing) if power else None,
@@ -133,8 +142,13 @@ class AmdSmiBackend:
         out = []
         for proc in procs:
             vram = (proc.get("memory_usage") or {}).get("vram_mem")
-            out.append(ProcessUsage(pid=proc.get("pid"), name=proc.get("name"),
-                                    memory_used_bytes=vram if isinstance(vram, int) else None))
+            out.append(
+                ProcessUsage(
+                    pid=proc.get("pid"),
+                    name=proc.get("name"),
+                    memory_used_bytes=vram if isinstance(vram, int) else None,
+                )
+            )
         return out
 
     def close(self) -> None:

@@ -17,9 +17,17 @@ from gpudash.models import DeviceInfo, Sample
 
 # /proc/cpuinfo flag -> torch.cpu.get_capabilities() name; the knowledge tables use torch's names.
 _X86_FLAGS = {
-    "avx2": "avx2", "fma": "fma3", "avx512f": "avx512_f", "avx512_bf16": "avx512_bf16",
-    "avx512_fp16": "avx512_fp16", "avx512_vnni": "avx512_vnni", "avx_vnni": "avx_vnni",
-    "amx_bf16": "amx_bf16", "amx_int8": "amx_int8", "amx_fp16": "amx_fp16", "amx_tile": "amx_tile",
+    "avx2": "avx2",
+    "fma": "fma3",
+    "avx512f": "avx512_f",
+    "avx512_bf16": "avx512_bf16",
+    "avx512_fp16": "avx512_fp16",
+    "avx512_vnni": "avx512_vnni",
+    "avx_vnni": "avx_vnni",
+    "amx_bf16": "amx_bf16",
+    "amx_int8": "amx_int8",
+    "amx_fp16": "amx_fp16",
+    "amx_tile": "amx_tile",
 }
 _ARM_FLAGS = {"bf16": "bf16", "i8mm": "i8mm", "asimddp": "asimddp", "fphp": "fphp", "sve": "sve", "sve2": "sve2"}
 
@@ -74,21 +82,26 @@ class CpuBackend:
         if not info:
             missing["cpu_features"] = "no /proc/cpuinfo on this OS"
         name = info.get("model name") or info.get("Model name") or platform.processor() or "CPU"
-        extra = {k: info[v] for k, v in (("cpu_vendor", "vendor_id"), ("cpu_family", "cpu family"),
-                                         ("cpu_model", "model")) if v in info}
-        return [DeviceInfo(
-            vendor="cpu",
-            index=0,
-            name=name,
-            memory_total_bytes=psutil.virtual_memory().total,
-            multiprocessors=psutil.cpu_count(logical=False) or os.cpu_count(),
-            logical_cores=psutil.cpu_count(logical=True),
-            max_clock_mhz=_max_clock_mhz(info),
-            cpu_features=features_from_cpuinfo(info),
-            sources=["cpu"],
-            unavailable=missing,
-            extra=extra,
-        )]
+        extra = {
+            k: info[v]
+            for k, v in (("cpu_vendor", "vendor_id"), ("cpu_family", "cpu family"), ("cpu_model", "model"))
+            if v in info
+        }
+        return [
+            DeviceInfo(
+                vendor="cpu",
+                index=0,
+                name=name,
+                memory_total_bytes=psutil.virtual_memory().total,
+                multiprocessors=psutil.cpu_count(logical=False) or os.cpu_count(),
+                logical_cores=psutil.cpu_count(logical=True),
+                max_clock_mhz=_max_clock_mhz(info),
+                cpu_features=features_from_cpuinfo(info),
+                sources=["cpu"],
+                unavailable=missing,
+                extra=extra,
+            )
+        ]
 
     def sample(self, index: int = 0) -> Sample:
         missing: dict[str, str] = {}

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def error_reason(exc: BaseException) -> str:
     """A short reason for the UI: 'NotSupported' from NVMLError_NotSupported, else the message."""
     name = type(exc).__name__
     if name.startswith("NVMLError_"):  # the class name is the clearest word NVML has: NotSupported, GpuIsLost
-        return name[len("NVMLError_"):]
+        return name[len("NVMLError_") :]
     text = str(exc).strip()
     return text.splitlines()[0] if text else name
 

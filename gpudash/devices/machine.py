@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import platform
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from gpudash.models import DeviceInfo, Host, Runtime, Sample
 

@@ -71,8 +71,15 @@ def merge_devices(vendor_devs: list[DeviceInfo], torch_devs: list[DeviceInfo]) -
 def _combine(vendor_dev: DeviceInfo, torch_dev: DeviceInfo) -> DeviceInfo:
     """Vendor fields win where present; torch fills gaps (SM count, gfx arch) and adds its view."""
     filled = {}
-    for f in ("uuid", "pci_bus_id", "compute_capability", "gfx_target", "memory_total_bytes",
-              "multiprocessors", "max_clock_mhz"):
+    for f in (
+        "uuid",
+        "pci_bus_id",
+        "compute_capability",
+        "gfx_target",
+        "memory_total_bytes",
+        "multiprocessors",
+        "max_clock_mhz",
+    ):
         if getattr(vendor_dev, f) is None and getattr(torch_dev, f) is not None:
             filled[f] = getattr(torch_dev, f)
     unavailable = {k: v for k, v in vendor_dev.unavailable.items() if k not in filled}

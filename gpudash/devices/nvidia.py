@@ -58,8 +58,15 @@ class NvmlBackend:
                 handle = nv.nvmlDeviceGetHandleByIndex(index)
             except Exception as exc:  # a lost GPU still gets a card that says why
                 self._handles.append(None)
-                found.append(DeviceInfo(vendor="nvidia", index=index, name=f"GPU {index} (unavailable)",
-                                        sources=["nvml"], unavailable={"device": error_reason(exc)}))
+                found.append(
+                    DeviceInfo(
+                        vendor="nvidia",
+                        index=index,
+                        name=f"GPU {index} (unavailable)",
+                        sources=["nvml"],
+                        unavailable={"device": error_reason(exc)},
+                    )
+                )
                 continue
             self._handles.append(handle)
             found.append(self._describe(index, handle))
@@ -81,8 +88,9 @@ class NvmlBackend:
             compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,
             memory_total_bytes=memory.total if memory is not None else None,
             driver_version=self.driver_version,
-            max_clock_mhz=read_field(missing, "max_clock_mhz",
-                                     lambda: nv.nvmlDeviceGetMaxClockInfo(handle, nv.NVML_CLOCK_SM)),
+            max_clock_mhz=read_field(
+                missing, "max_clock_mhz", lambda: nv.nvmlDeviceGetMaxClockInfo(handle, nv.NVML_CLOCK_SM)
+            ),
             sources=["nvml"],
             unavailable=missing,
             extra={"cuda_driver": self.cuda_driver_version} if self.cuda_driver_version else {},
@@ -111,13 +119,17 @@ class NvmlBackend:
             memory_total_bytes=memory.total if memory is not None else None,
             utilization_pct=util.gpu if util is not None else None,
             memory_utilization_pct=util.memory if util is not None else None,
-            temperature_c=read_field(missing, "temperature_c",
-                                     lambda: nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)),
+            temperature_c=read_field(
+                missing, "temperature_c", lambda: nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)
+            ),
             power_w=power_mw / 1000 if power_mw is not None else None,
             power_limit_w=limit_mw / 1000 if limit_mw is not None else None,
-            sm_clock_mhz=read_field(missing, "sm_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_SM)),
-            memory_clock_mhz=read_field(missing, "memory_clock_mhz",
-                                        lambda: nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_MEM)),
+            sm_clock_mhz=read_field(
+                missing, "sm_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_SM)
+            ),
+            memory_clock_mhz=read_field(
+                missing, "memory_clock_mhz", lambda: nv.nvmlDeviceGetClockInfo(handle, nv.NVML_CLOCK_MEM)
+            ),
             processes=self._processes(handle, missing),
             timestamp=time.time(),
             unavailable=missing,

@@ -18,8 +18,11 @@ def load_torch():
 
 def runtime(torch) -> Runtime:
     version = getattr(torch, "version", None)
-    return Runtime(torch=getattr(torch, "__version__", None),
-                   cuda=getattr(version, "cuda", None), hip=getattr(version, "hip", None))
+    return Runtime(
+        torch=getattr(torch, "__version__", None),
+        cuda=getattr(version, "cuda", None),
+        hip=getattr(version, "hip", None),
+    )
 
 
 def _precision_view(torch, index: int, missing: dict[str, str]) -> dict[str, bool | None]:
@@ -64,8 +67,14 @@ class TorchView:
         try:
             props = self.torch.cuda.get_device_properties(index)
         except Exception as exc:
-            return DeviceInfo(vendor=vendor, index=index, name=f"torch device {index}", torch_index=index,
-                              sources=["torch"], unavailable={"device": error_reason(exc)})
+            return DeviceInfo(
+                vendor=vendor,
+                index=index,
+                name=f"torch device {index}",
+                torch_index=index,
+                sources=["torch"],
+                unavailable={"device": error_reason(exc)},
+            )
         gcn = getattr(props, "gcnArchName", "") or ""
         uuid = str(getattr(props, "uuid", "") or "") or None
         bus = getattr(props, "pci_bus_id", None)

@@ -46,26 +46,41 @@ _RDNA35 = (
 _TABLE: dict[str, tuple[str, dict[str, str], tuple[str | None, str | None], tuple[str, ...]]] = {
     "gfx908": ("CDNA1", _CDNA1, _NO_FP8, ("bf16 matrix at half the fp16 rate (MI100)",)),
     "gfx90a": ("CDNA2", _CDNA2, _NO_FP8, ("MI250/MI250X: each GCD is its own torch device",)),
-    "gfx942": ("CDNA3", _CDNA3, _FNUZ,
-               ("fp8 uses the FNUZ dtypes (float8_e4m3fnuz, max 240), not float8_e4m3fn",)),
-    "gfx950": ("CDNA4", _CDNA4, _OCP,
-               ("tf32: torch says supported, but CDNA4 has no xf32 matrix unit (emulated, unverified)",
-                "fp8 uses the OCP dtypes; needs ROCm >= 6.5 for _scaled_mm")),
+    "gfx942": ("CDNA3", _CDNA3, _FNUZ, ("fp8 uses the FNUZ dtypes (float8_e4m3fnuz, max 240), not float8_e4m3fn",)),
+    "gfx950": (
+        "CDNA4",
+        _CDNA4,
+        _OCP,
+        (
+            "tf32: torch says supported, but CDNA4 has no xf32 matrix unit (emulated, unverified)",
+            "fp8 uses the OCP dtypes; needs ROCm >= 6.5 for _scaled_mm",
+        ),
+    ),
 }
 for _gfx in ("gfx1010", "gfx1011", "gfx1012"):
     _TABLE[_gfx] = ("RDNA1", _RDNA12, _NO_FP8, (_BF16_EMU, _RDNA_FP64, _NO_WHEEL))
 for _gfx in ("gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"):
     _TABLE[_gfx] = ("RDNA2", _RDNA12, _NO_FP8, (_BF16_EMU, _RDNA_FP64))
 for _gfx in ("gfx1100", "gfx1101", "gfx1102", "gfx1103"):
-    _TABLE[_gfx] = ("RDNA3", _RDNA3, _NO_FP8,
-                    (_RDNA3_BF16, "hipBLASLt not preferred by default on gfx110x", _RDNA_FP64))
+    _TABLE[_gfx] = (
+        "RDNA3",
+        _RDNA3,
+        _NO_FP8,
+        (_RDNA3_BF16, "hipBLASLt not preferred by default on gfx110x", _RDNA_FP64),
+    )
 for _gfx in ("gfx1150", "gfx1151", "gfx1152"):
     _TABLE[_gfx] = ("RDNA3.5", _RDNA3, _NO_FP8, _RDNA35 + (_RDNA_FP64,))
 for _gfx in ("gfx1200", "gfx1201"):
-    _TABLE[_gfx] = ("RDNA4", _RDNA4, _OCP,
-                    ("fp8 uses the OCP dtypes; _scaled_mm needs ROCm >= 6.5",
-                     "hipBLASLt fp32 matmul silently wrong reported on gfx1201 (rocm-libraries#5706); see checks",
-                     _RDNA_FP64))
+    _TABLE[_gfx] = (
+        "RDNA4",
+        _RDNA4,
+        _OCP,
+        (
+            "fp8 uses the OCP dtypes; _scaled_mm needs ROCm >= 6.5",
+            "hipBLASLt fp32 matmul silently wrong reported on gfx1201 (rocm-libraries#5706); see checks",
+            _RDNA_FP64,
+        ),
+    )
 del _gfx
 
 _GFX_RE = re.compile(r"gfx[0-9a-f]+", re.IGNORECASE)
@@ -96,4 +111,3 @@ def amd_arch(gfx_target: str | None) -> ArchInfo:
         )
     except Exception as exc:
         return _unknown(SOURCE, f"gfx target lookup failed: {exc}")
-

@@ -23,7 +23,9 @@ from gpudash.knowledge import ABSENT, EMULATED, NATIVE, ArchInfo, _support
 if TYPE_CHECKING:
     from gpudash.models import DeviceInfo
 
-SOURCE = "reference/precision.md §6 and §2.4 (torch.cpu.get_capabilities ISA flags; CPU _scaled_mm without fp8 hardware)"
+SOURCE = (
+    "reference/precision.md §6 and §2.4 (torch.cpu.get_capabilities ISA flags; CPU _scaled_mm without fp8 hardware)"
+)
 
 # /proc/cpuinfo spellings -> torch.cpu.get_capabilities() spellings.
 _ALIASES = {"avx512f": "avx512_f", "fma": "fma3", "avxvnni": "avx_vnni", "avx512vnni": "avx512_vnni"}
@@ -132,5 +134,6 @@ def cpu_arch(device: DeviceInfo) -> ArchInfo:
         )
         return ArchInfo(microarch(device), precisions, "float8_e4m3fn", "float8_e5m2", tuple(notes), SOURCE)
     except Exception as exc:
-        return ArchInfo("CPU", _support(fp64=NATIVE, fp32=NATIVE), None, None,
-                        (f"CPU feature lookup failed: {exc}",), SOURCE)
+        return ArchInfo(
+            "CPU", _support(fp64=NATIVE, fp32=NATIVE), None, None, (f"CPU feature lookup failed: {exc}",), SOURCE
+        )

@@ -40,27 +40,37 @@ _BLACKWELL = dict(_ADA_HOPPER, fp4=NATIVE)
 # (major, minor) -> (family, support row, notes)
 _TABLE: dict[tuple[int, int], tuple[str, dict[str, str], tuple[str, ...]]] = {
     (6, 0): ("Pascal", _PASCAL_P100, ("fp16 at 2x the fp32 rate, no tensor cores",)),
-    (6, 1): ("Pascal", _PASCAL_CONSUMER,
-             ("fp16 at 1/64 rate on consumer Pascal", _FP64_1_32, "int8 via dp4a only, no tensor cores")),
-    (6, 2): ("Pascal", _PASCAL_CONSUMER,
-             ("fp16 at 1/64 rate on consumer Pascal", _FP64_1_32, "int8 via dp4a only, no tensor cores")),
+    (6, 1): (
+        "Pascal",
+        _PASCAL_CONSUMER,
+        ("fp16 at 1/64 rate on consumer Pascal", _FP64_1_32, "int8 via dp4a only, no tensor cores"),
+    ),
+    (6, 2): (
+        "Pascal",
+        _PASCAL_CONSUMER,
+        ("fp16 at 1/64 rate on consumer Pascal", _FP64_1_32, "int8 via dp4a only, no tensor cores"),
+    ),
     (7, 0): ("Volta", _VOLTA, ("first-generation tensor cores: fp16 only",)),
     (7, 2): ("Volta", _VOLTA_XAVIER, ("Jetson Xavier",)),
     (7, 5): ("Turing", _TURING, (_FP64_1_32, "GeForce: fp16 tensor cores run at half rate with fp32 accumulate")),
     (8, 0): ("Ampere", _AMPERE, ()),
     (8, 6): ("Ampere", _AMPERE, (_GEFORCE_HALF, _FP64_1_64)),
     (8, 7): ("Ampere", _AMPERE, ("Jetson Orin",)),
-    (8, 9): ("Ada", _ADA_HOPPER,
-             (_GEFORCE_HALF, _FP64_1_64,
-              "fp8 in TransformerEngine needs CUDA >= 12.1 and cuBLASLt >= 12.1.3")),
+    (8, 9): (
+        "Ada",
+        _ADA_HOPPER,
+        (_GEFORCE_HALF, _FP64_1_64, "fp8 in TransformerEngine needs CUDA >= 12.1 and cuBLASLt >= 12.1.3"),
+    ),
     (9, 0): ("Hopper", _ADA_HOPPER, ("fp8 _scaled_mm needs row-major x column-major operands",)),
     (10, 0): ("Blackwell", _BLACKWELL, ()),
     (10, 3): ("Blackwell", _BLACKWELL, ("Blackwell Ultra (B300): fp64 cut sharply; scale unverified",)),
     (11, 0): ("Blackwell", _BLACKWELL, ("Jetson Thor: fp64 and fp4 support unverified",)),
-    (12, 0): ("Blackwell", _BLACKWELL,
-              (_FP64_1_64, "TransformerEngine: MXFP8 not supported on cc 12.0+ yet; NVFP4 is")),
-    (12, 1): ("Blackwell", _BLACKWELL,
-              (_FP64_1_64, "GB10 (DGX Spark): assumed as cc 12.0, unverified")),
+    (12, 0): (
+        "Blackwell",
+        _BLACKWELL,
+        (_FP64_1_64, "TransformerEngine: MXFP8 not supported on cc 12.0+ yet; NVFP4 is"),
+    ),
+    (12, 1): ("Blackwell", _BLACKWELL, (_FP64_1_64, "GB10 (DGX Spark): assumed as cc 12.0, unverified")),
 }
 
 # Pre-Pascal majors: named, conservative (fp16 stored but computed in fp32).
@@ -106,8 +116,14 @@ def nvidia_arch(compute_capability: str | None) -> ArchInfo:
             return _unknown(SOURCE, f"compute capability {compute_capability!r} not recognised")
         if cc[0] in _OLD:
             fp16 = NATIVE if cc == (5, 3) else EMULATED  # Jetson TX1 (5.3) has native fp16
-            return ArchInfo(_OLD[cc[0]], _support(fp64=NATIVE, fp32=NATIVE, fp16=fp16, bf16=EMULATED),
-                            None, None, ("not targeted by current PyTorch wheels",), SOURCE)
+            return ArchInfo(
+                _OLD[cc[0]],
+                _support(fp64=NATIVE, fp32=NATIVE, fp16=fp16, bf16=EMULATED),
+                None,
+                None,
+                ("not targeted by current PyTorch wheels",),
+                SOURCE,
+            )
         row = _row(cc)
         if row is None:
             return _unknown(SOURCE, f"compute capability {cc[0]}.{cc[1]} is not in the table")

@@ -135,14 +135,16 @@ def _cpu_peaks(device: DeviceInfo) -> dict[str, Peak]:
         rates["int8"] = (4 * rate32, "AVX512-VNNI, 4x the fp32 rate")
     elif "avx_vnni" in feats:
         rates["int8"] = (4 * 32, "AVX-VNNI (256-bit), 4x the AVX2 fp32 rate")
-    return _ordered({
-        p: Peak(
-            gflops=cores * mhz * rate / 1000.0,
-            provenance=ESTIMATED,
-            basis=f"formula: {cores} {what} x {mhz} MHz x {rate} FLOP/cycle ({why}); {_VM_CLOCK}",
-        )
-        for p, (rate, why) in rates.items()
-    })
+    return _ordered(
+        {
+            p: Peak(
+                gflops=cores * mhz * rate / 1000.0,
+                provenance=ESTIMATED,
+                basis=f"formula: {cores} {what} x {mhz} MHz x {rate} FLOP/cycle ({why}); {_VM_CLOCK}",
+            )
+            for p, (rate, why) in rates.items()
+        }
+    )
 
 
 def peaks_for(device: DeviceInfo) -> dict[str, Peak]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from gpudash.measure.bench_assemble import assemble
 from gpudash.measure.bench_jobs import Job, default_precisions, device_tasks
@@ -25,8 +25,17 @@ from gpudash.measure.runner import TaskResult, run_tasks
 from gpudash.models import DeviceInfo, now_iso
 from gpudash.precisions import PRECISIONS
 
-__all__ = ["BenchReport", "Job", "Plan", "assemble", "bench_json", "bench_machine", "default_precisions",
-           "device_tasks", "plan_for"]
+__all__ = [
+    "BenchReport",
+    "Job",
+    "Plan",
+    "assemble",
+    "bench_json",
+    "bench_machine",
+    "default_precisions",
+    "device_tasks",
+    "plan_for",
+]
 
 
 def _select(machine, devices) -> list[DeviceInfo]:
@@ -40,10 +49,18 @@ def _select(machine, devices) -> list[DeviceInfo]:
     return [by_key[k] for k in wanted]
 
 
-def bench_machine(machine, devices=None, precisions: Iterable[str] | None = None, mode: str = "quick",
-                  case_budget_s: float = 2.0, timeout_s: float = 600.0, cancel: threading.Event | None = None,
-                  on_progress: Callable[[dict], None] | None = None, peak_overrides: dict | None = None,
-                  plan: Plan | None = None) -> dict[str, BenchReport]:
+def bench_machine(
+    machine,
+    devices=None,
+    precisions: Iterable[str] | None = None,
+    mode: str = "quick",
+    case_budget_s: float = 2.0,
+    timeout_s: float = 600.0,
+    cancel: threading.Event | None = None,
+    on_progress: Callable[[dict], None] | None = None,
+    peak_overrides: dict | None = None,
+    plan: Plan | None = None,
+) -> dict[str, BenchReport]:
     """Benchmark the machine's devices (all by default); returns device key -> BenchReport.
 
     precisions: names to run (default: every precision the architecture has, native or emulated).
@@ -71,8 +88,11 @@ def bench_machine(machine, devices=None, precisions: Iterable[str] | None = None
             reason = "not run: torch cannot see this device (no torch build for it, or it is hidden)"
             per_device[device.key] = ([], [], {p: reason for p in run} | not_run)
             continue
-        per_device[device.key] = (device_tasks(device, run, plan or plan_for(device, mode), case_budget_s),
-                                  run, not_run)
+        per_device[device.key] = (
+            device_tasks(device, run, plan or plan_for(device, mode), case_budget_s),
+            run,
+            not_run,
+        )
     jobs = [j for js, _, _ in per_device.values() for j in js]
     results = _run(jobs, cancel, timeout_s, on_progress)
     reports = {}
@@ -80,8 +100,9 @@ def bench_machine(machine, devices=None, precisions: Iterable[str] | None = None
         js, run, not_run = per_device[device.key]
         rs = [results[id(j)] for j in js]
         took = sum(r.duration_s for r in rs) if len(chosen) > 1 else time.monotonic() - started
-        reports[device.key] = assemble(device, js, rs, run, not_run, mode, case_budget_s, peak_overrides,
-                                       measured_at, took)
+        reports[device.key] = assemble(
+            device, js, rs, run, not_run, mode, case_budget_s, peak_overrides, measured_at, took
+        )
     return reports
 
 
@@ -96,20 +117,39 @@ def _run(jobs: list[Job], cancel, timeout_s: float, on_progress) -> dict[int, Ta
             return
         job = jobs[index]
         done = min(int(info.get("done") or 0), job.units)
-        on_progress({"device": job.device, "kind": job.kind, "precision": job.precision or info.get("op"),
-                     "shape": info.get("shape"), "done": finished[0] + done, "total": total})
+        on_progress(
+            {
+                "device": job.device,
+                "kind": job.kind,
+                "precision": job.precision or info.get("op"),
+                "shape": info.get("shape"),
+                "done": finished[0] + done,
+                "total": total,
+            }
+        )
 
     def result(res: TaskResult) -> None:
         job = next(j for j in jobs if j.task is res.task)
         finished[0] += job.units
         if on_progress is not None:
-            on_progress({"device": job.device, "kind": job.kind, "precision": job.precision, "shape": None,
-                         "done": finished[0], "total": total, "status": res.status})
+            on_progress(
+                {
+                    "device": job.device,
+                    "kind": job.kind,
+                    "precision": job.precision,
+                    "shape": None,
+                    "done": finished[0],
+                    "total": total,
+                    "status": res.status,
+                }
+            )
 
     watchdog = Watchdog(cancel, timeout_s)
     try:
-        out = run_interruptibly(lambda: run_tasks([j.task for j in jobs], cancel=watchdog.stop,
-                                                  on_progress=progress, on_result=result), watchdog.stop)
+        out = run_interruptibly(
+            lambda: run_tasks([j.task for j in jobs], cancel=watchdog.stop, on_progress=progress, on_result=result),
+            watchdog.stop,
+        )
     finally:
         watchdog.close()
     if watchdog.reason and watchdog.reason != "cancelled":

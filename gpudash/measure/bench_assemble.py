@@ -16,9 +16,18 @@ from gpudash.precisions import PRECISIONS
 BUSY_NOTE = 0.10  # other processes' CPU share above which a report warns that its figures are low
 
 
-def assemble(device: DeviceInfo, jobs: list[Job], results: list[TaskResult], precisions: list[str],
-             not_run: dict[str, str], mode: str, case_budget_s: float, overrides: dict | None,
-             measured_at: str, duration_s: float) -> BenchReport:
+def assemble(
+    device: DeviceInfo,
+    jobs: list[Job],
+    results: list[TaskResult],
+    precisions: list[str],
+    not_run: dict[str, str],
+    mode: str,
+    case_budget_s: float,
+    overrides: dict | None,
+    measured_at: str,
+    duration_s: float,
+) -> BenchReport:
     arch = arch_for(device)
     peaks = bench_peaks(device, overrides)
     by_precision = {j.precision: r for j, r in zip(jobs, results) if j.kind == "matmul"}
@@ -31,8 +40,11 @@ def assemble(device: DeviceInfo, jobs: list[Job], results: list[TaskResult], pre
         entries = []
         if job_result is not None and job_result.status == OK:
             torch_version = torch_version or (job_result.value or {}).get("torch")
-            entries = [shape_entry(p, c, peaks.get(p)) for c in (job_result.value or {}).get("cases") or []
-                       if c.get("status") == "ok"]
+            entries = [
+                shape_entry(p, c, peaks.get(p))
+                for c in (job_result.value or {}).get("cases") or []
+                if c.get("status") == "ok"
+            ]
         shape_entries += entries
         records[p] = precision_result(p, arch.precisions.get(p), job_result, peaks.get(p), entries, not_run.get(p))
     best = {p: r.measured_gflops for p, r in records.items() if r.supported and r.measured_gflops}
@@ -44,18 +56,32 @@ def assemble(device: DeviceInfo, jobs: list[Job], results: list[TaskResult], pre
         hardware_name=device.name,
         supported_precisions=[p for p, r in records.items() if r.supported],
         unsupported_precisions=[p for p, r in records.items() if not r.supported],
-        peak_gflops_by_precision=best, speedup_vs_fp32=speedup,
+        peak_gflops_by_precision=best,
+        speedup_vs_fp32=speedup,
         theoretical_peaks={p: pk.gflops for p, pk in peaks.items()},
-        device=device.key, results=records, measured_at=measured_at, provenance=MEASURED)
+        device=device.key,
+        results=records,
+        measured_at=measured_at,
+        provenance=MEASURED,
+    )
     peak_info = peak_provenance(peaks)
     notes = _busy_note(shape_entries) + check_estimated_peaks(records, shape_entries, peaks, peak_info)
     return BenchReport(
-        device=device.key, index=device.index, vendor=device.vendor, name=device.name, matrix=matrix,
-        results=shape_entries, memory_bandwidth=bandwidth_entries(device, bandwidth),
+        device=device.key,
+        index=device.index,
+        vendor=device.vendor,
+        name=device.name,
+        matrix=matrix,
+        results=shape_entries,
+        memory_bandwidth=bandwidth_entries(device, bandwidth),
         peak_provenance=peak_info,
         median_gflops_by_precision={p: r.details["median_gflops"] for p, r in records.items() if r.supported},
-        mode=mode, case_budget_s=case_budget_s, duration_s=round(duration_s, 2), notes=notes,
-        torch=torch_version)
+        mode=mode,
+        case_budget_s=case_budget_s,
+        duration_s=round(duration_s, 2),
+        notes=notes,
+        torch=torch_version,
+    )
 
 
 def _busy_note(shape_entries: list[dict]) -> list[str]:
@@ -64,6 +90,8 @@ def _busy_note(shape_entries: list[dict]) -> list[str]:
     if not loaded:
         return []
     worst = max(loaded, key=lambda e: e["other_load"])
-    return [f"other processes took up to {worst['other_load']:.0%} of the CPU while measuring "
-            f"({len(loaded)} of {len(shape_entries)} cases; worst {worst['precision']} "
-            f"{'x'.join(map(str, worst['shape']))}): those figures are lower than this hardware can do"]
+    return [
+        f"other processes took up to {worst['other_load']:.0%} of the CPU while measuring "
+        f"({len(loaded)} of {len(shape_entries)} cases; worst {worst['precision']} "
+        f"{'x'.join(map(str, worst['shape']))}): those figures are lower than this hardware can do"
+    ]

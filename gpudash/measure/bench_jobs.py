@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from gpudash.knowledge import ABSENT, arch_for
 from gpudash.measure.bench_plan import Plan
@@ -52,16 +52,30 @@ def device_tasks(device: DeviceInfo, precisions: Iterable[str], plan: Plan, case
     per_case = 2 * case_budget_s + plan.measure_s + 1.0  # a case may run to twice its budget (clocks.measure)
     jobs = []
     for p in precisions:
-        kwargs = {"device": where, "precision": p, "shapes": shapes, "measure_s": plan.measure_s,
-                  "case_budget_s": case_budget_s, "dtypes": dtypes, "sweep_budget_s": plan.sweep_budget_s}
-        task = Task(MATMUL_TASK, kwargs, timeout_s=30.0 + per_case * len(shapes), name=f"{device.key} matmul {p}",
-                    progress=True)
+        kwargs = {
+            "device": where,
+            "precision": p,
+            "shapes": shapes,
+            "measure_s": plan.measure_s,
+            "case_budget_s": case_budget_s,
+            "dtypes": dtypes,
+            "sweep_budget_s": plan.sweep_budget_s,
+        }
+        task = Task(
+            MATMUL_TASK, kwargs, timeout_s=30.0 + per_case * len(shapes), name=f"{device.key} matmul {p}", progress=True
+        )
         jobs.append(Job(device.key, "matmul", p, task, len(shapes)))
     copy_bytes = plan.copy_bytes
     if device.memory_total_bytes:
         copy_bytes = min(copy_bytes, device.memory_total_bytes // 16)  # two buffers, room to spare
     kwargs = {"device": where, "nbytes": int(copy_bytes), "measure_s": plan.measure_s, "case_budget_s": case_budget_s}
-    jobs.append(Job(device.key, "bandwidth", None,
-                    Task(BANDWIDTH_TASK, kwargs, timeout_s=30.0 + 2 * per_case, name=f"{device.key} bandwidth",
-                         progress=True), 2))
+    jobs.append(
+        Job(
+            device.key,
+            "bandwidth",
+            None,
+            Task(BANDWIDTH_TASK, kwargs, timeout_s=30.0 + 2 * per_case, name=f"{device.key} bandwidth", progress=True),
+            2,
+        )
+    )
     return jobs

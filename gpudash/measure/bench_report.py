@@ -35,9 +35,16 @@ class BenchReport:
         """The per-device object of the bench JSON contract (design.md), with gpudash's extra keys."""
         m = self.matrix
         return {
-            "index": self.index, "key": self.device, "vendor": self.vendor, "name": self.name,
-            "provenance": m.provenance, "replayed": self.replayed, "mode": self.mode,
-            "measured_at": m.measured_at, "duration_s": self.duration_s, "case_budget_s": self.case_budget_s,
+            "index": self.index,
+            "key": self.device,
+            "vendor": self.vendor,
+            "name": self.name,
+            "provenance": m.provenance,
+            "replayed": self.replayed,
+            "mode": self.mode,
+            "measured_at": m.measured_at,
+            "duration_s": self.duration_s,
+            "case_budget_s": self.case_budget_s,
             "torch": self.torch,
             "precisions": {p: r.to_dict() for p, r in m.results.items()},
             "supported_precisions": list(m.supported_precisions),
@@ -53,7 +60,7 @@ class BenchReport:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "BenchReport":
+    def from_json(cls, data: dict[str, Any]) -> BenchReport:
         matrix = PrecisionCapabilityMatrix(
             hardware_name=data.get("name") or "",
             supported_precisions=list(data.get("supported_precisions") or []),
@@ -67,18 +74,31 @@ class BenchReport:
             provenance=data.get("provenance") or MEASURED,
         )
         return cls(
-            device=data.get("key") or "", index=int(data.get("index") or 0), vendor=data.get("vendor") or "",
-            name=data.get("name") or "", matrix=matrix, results=list(data.get("results") or []),
+            device=data.get("key") or "",
+            index=int(data.get("index") or 0),
+            vendor=data.get("vendor") or "",
+            name=data.get("name") or "",
+            matrix=matrix,
+            results=list(data.get("results") or []),
             memory_bandwidth=list(data.get("memory_bandwidth") or []),
             peak_provenance=dict(data.get("peak_provenance") or {}),
             median_gflops_by_precision=dict(data.get("median_gflops_by_precision") or {}),
-            mode=data.get("mode") or "quick", case_budget_s=data.get("case_budget_s"),
-            duration_s=data.get("duration_s"), replayed=bool(data.get("replayed")),
-            notes=list(data.get("notes") or []), torch=data.get("torch"),
+            mode=data.get("mode") or "quick",
+            case_budget_s=data.get("case_budget_s"),
+            duration_s=data.get("duration_s"),
+            replayed=bool(data.get("replayed")),
+            notes=list(data.get("notes") or []),
+            torch=data.get("torch"),
         )
 
 
 def bench_json(machine, reports: dict[str, BenchReport], mode: str, preset: str | None = None) -> dict[str, Any]:
     """The `gpudash bench --json` document (design.md); also what the history store keeps per run."""
-    return {"version": 1, "replayed": machine.replayed, "source": machine.label, "mode": mode, "preset": preset,
-            "devices": [r.to_json() for r in reports.values()]}
+    return {
+        "version": 1,
+        "replayed": machine.replayed,
+        "source": machine.label,
+        "mode": mode,
+        "preset": preset,
+        "devices": [r.to_json() for r in reports.values()],
+    }

@@ -8,7 +8,8 @@ the stop event the runner watches: the runner kills the child before the interru
 from __future__ import annotations
 
 import threading
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -46,8 +46,10 @@ def mismatches(preset: Preset, facts: PlatformFacts) -> list[str]:
     if preset.platform != facts.architecture:
         out.append(f"is designed for {preset.platform} architecture, but you are running on {facts.architecture}")
     if preset.device != facts.device:
-        out.append(f"is for a {preset.device} device, but the device being measured is a {facts.device} device "
-                   f"({facts.device_name})")
+        out.append(
+            f"is for a {preset.device} device, but the device being measured is a {facts.device} device "
+            f"({facts.device_name})"
+        )
     elif preset.device == "cuda" and preset.vendor != facts.vendor:
         out.append(f"is for an {preset.vendor.upper()} GPU, but {facts.device_name} is {facts.vendor.upper()}")
     return out

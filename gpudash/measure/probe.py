@@ -10,7 +10,8 @@ their public names from here.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from gpudash.devices import Machine
 from gpudash.errors import UsageError
@@ -25,8 +26,21 @@ from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResul
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.precisions import PRECISIONS
 
-__all__ = ["RATE_EXEMPT", "REPLAYED_REASON", "SLOW_REFERENCE_FRACTION", "TASK_TARGET", "find_device", "fp8_flavours",
-           "judge", "precision_json", "probe_json", "probe_machine", "remember", "remembered", "unmeasured_matrix"]
+__all__ = [
+    "RATE_EXEMPT",
+    "REPLAYED_REASON",
+    "SLOW_REFERENCE_FRACTION",
+    "TASK_TARGET",
+    "find_device",
+    "fp8_flavours",
+    "judge",
+    "precision_json",
+    "probe_json",
+    "probe_machine",
+    "remember",
+    "remembered",
+    "unmeasured_matrix",
+]
 
 # The child-side entry point. Tests point this at a wrapper that plants faults; nothing else changes it.
 TASK_TARGET = "gpudash.measure.probe_tasks.entry:run_probe"
@@ -41,9 +55,14 @@ def fp8_flavours(device: DeviceInfo) -> dict[str, str]:
     return {"e4m3": arch.fp8_dtype or "float8_e4m3fn", "e5m2": arch.fp8_e5m2_dtype or "float8_e5m2"}
 
 
-def probe_machine(machine: Machine, devices: Iterable[DeviceInfo | str] | None = None, timeout_s: float = 120.0,
-                  cancel: threading.Event | None = None, on_progress: ProgressFn | None = None,
-                  precisions: Iterable[str] | None = None) -> dict[str, PrecisionCapabilityMatrix]:
+def probe_machine(
+    machine: Machine,
+    devices: Iterable[DeviceInfo | str] | None = None,
+    timeout_s: float = 120.0,
+    cancel: threading.Event | None = None,
+    on_progress: ProgressFn | None = None,
+    precisions: Iterable[str] | None = None,
+) -> dict[str, PrecisionCapabilityMatrix]:
     """Probe each precision on each device (all by default); {device key: matrix}.
 
     `timeout_s` limits each precision's task. A replayed machine is never run: spec and the recorded
@@ -69,15 +88,30 @@ def probe_machine(machine: Machine, devices: Iterable[DeviceInfo | str] | None =
             continue
         for precision in wanted:
             plan.append((device, precision))
-            tasks.append(runner.Task(TASK_TARGET, {"device": where, "precision": precision, "fp8": fp8_flavours(device)},
-                                     timeout_s=timeout_s, name=f"{device.key} {precision}", progress=True))
+            tasks.append(
+                runner.Task(
+                    TASK_TARGET,
+                    {"device": where, "precision": precision, "fp8": fp8_flavours(device)},
+                    timeout_s=timeout_s,
+                    name=f"{device.key} {precision}",
+                    progress=True,
+                )
+            )
     done = 0
 
     def progress(index: int, info: dict) -> None:
         if on_progress:
             device, precision = plan[index]
-            on_progress({"event": "check", "device": device.key, "precision": precision, "check": info.get("check"),
-                         "done": done, "total": len(tasks)})
+            on_progress(
+                {
+                    "event": "check",
+                    "device": device.key,
+                    "precision": precision,
+                    "check": info.get("check"),
+                    "done": done,
+                    "total": len(tasks),
+                }
+            )
 
     results: dict[str, dict[str, PrecisionTestResult]] = {}
 
@@ -91,9 +125,18 @@ def probe_machine(machine: Machine, devices: Iterable[DeviceInfo | str] | None =
         results.setdefault(device.key, {})[precision] = verdict
         done += 1
         if on_progress:
-            on_progress({"event": "done", "device": device.key, "precision": precision, "done": done,
-                         "total": len(tasks), "verdict": verdict.verdict, "seconds": round(task_result.duration_s, 2),
-                         "reason": verdict.failure_reason})
+            on_progress(
+                {
+                    "event": "done",
+                    "device": device.key,
+                    "precision": precision,
+                    "done": done,
+                    "total": len(tasks),
+                    "verdict": verdict.verdict,
+                    "seconds": round(task_result.duration_s, 2),
+                    "reason": verdict.failure_reason,
+                }
+            )
 
     measured_at = now_iso()
     if tasks:

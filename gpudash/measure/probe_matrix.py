@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from gpudash.knowledge import arch_for, peaks_for
 from gpudash.measure.probe_verdict import not_run
@@ -17,20 +18,25 @@ def recorded_torch(device: DeviceInfo) -> dict[str, Any]:
     return view if isinstance(view, dict) else {}
 
 
-def capability_matrix(device: DeviceInfo, results: dict[str, PrecisionTestResult], provenance: str,
-                      measured_at: str | None) -> PrecisionCapabilityMatrix:
+def capability_matrix(
+    device: DeviceInfo, results: dict[str, PrecisionTestResult], provenance: str, measured_at: str | None
+) -> PrecisionCapabilityMatrix:
     peaks = {p: peak.gflops for p, peak in peaks_for(device).items() if p in PRECISIONS}
     return PrecisionCapabilityMatrix(
         hardware_name=device.name,
         supported_precisions=[p for p, r in results.items() if r.verified is True],
         unsupported_precisions=[p for p, r in results.items() if r.verified is False],
-        theoretical_peaks=peaks, device=device.key, results=results,
-        measured_at=measured_at, provenance=provenance,
+        theoretical_peaks=peaks,
+        device=device.key,
+        results=results,
+        measured_at=measured_at,
+        provenance=provenance,
     )
 
 
-def unmeasured_matrix(device: DeviceInfo, reason: str, provenance: str,
-                      precisions: Iterable[str] = PRECISIONS) -> PrecisionCapabilityMatrix:
+def unmeasured_matrix(
+    device: DeviceInfo, reason: str, provenance: str, precisions: Iterable[str] = PRECISIONS
+) -> PrecisionCapabilityMatrix:
     """Spec and recorded torch answers only, every precision `not_run` for `reason`."""
     spec = arch_for(device).precisions
     recorded = recorded_torch(device)

@@ -14,11 +14,17 @@ PROBE_VERSION = 1
 def precision_json(result: PrecisionTestResult) -> dict[str, Any]:
     details = result.details or {}
     return {
-        "spec": result.spec == "native", "support": result.spec, "torch": result.torch,
-        "verified": result.verified, "verdict": result.verdict,
-        "max_rel_error": result.max_rel_error, "max_abs_error": result.max_abs_error,
-        "failure_reason": result.failure_reason, "note": details.get("note"),
-        "rate_vs_fp32": details.get("rate_vs_fp32"), "torch_basis": details.get("torch_basis"),
+        "spec": result.spec == "native",
+        "support": result.spec,
+        "torch": result.torch,
+        "verified": result.verified,
+        "verdict": result.verdict,
+        "max_rel_error": result.max_rel_error,
+        "max_abs_error": result.max_abs_error,
+        "failure_reason": result.failure_reason,
+        "note": details.get("note"),
+        "rate_vs_fp32": details.get("rate_vs_fp32"),
+        "torch_basis": details.get("torch_basis"),
         "checks": details.get("checks", []),
     }
 
@@ -28,11 +34,16 @@ def probe_json(machine: Machine, matrices: dict[str, PrecisionCapabilityMatrix])
     devices = []
     for key, matrix in matrices.items():
         device = by_key.get(key)
-        devices.append({
-            "index": device.index if device else None, "key": key,
-            "vendor": device.vendor if device else None, "name": matrix.hardware_name,
-            "arch": arch_for(device).family if device else None,
-            "provenance": matrix.provenance, "measured_at": matrix.measured_at,
-            "precisions": {p: precision_json(r) for p, r in matrix.results.items()},
-        })
+        devices.append(
+            {
+                "index": device.index if device else None,
+                "key": key,
+                "vendor": device.vendor if device else None,
+                "name": matrix.hardware_name,
+                "arch": arch_for(device).family if device else None,
+                "provenance": matrix.provenance,
+                "measured_at": matrix.measured_at,
+                "precisions": {p: precision_json(r) for p, r in matrix.results.items()},
+            }
+        )
     return {"version": PROBE_VERSION, "replayed": machine.replayed, "source": machine.label, "devices": devices}

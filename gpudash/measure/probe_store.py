@@ -19,8 +19,9 @@ def remember(machine: Machine, matrices: dict[str, PrecisionCapabilityMatrix]) -
     previous = remembered(machine)
     merged = dict(previous[1]) if previous else {}
     merged.update({k: m for k, m in matrices.items() if m.provenance == "measured"})
-    return store.save(STORE_KIND, machine, {"version": PROBE_VERSION,
-                                             "matrices": {k: m.to_dict() for k, m in merged.items()}})
+    return store.save(
+        STORE_KIND, machine, {"version": PROBE_VERSION, "matrices": {k: m.to_dict() for k, m in merged.items()}}
+    )
 
 
 def remembered(machine: Machine) -> tuple[str, dict[str, PrecisionCapabilityMatrix]] | None:

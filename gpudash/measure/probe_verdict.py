@@ -1,10 +1,10 @@
 """Judging one probe task: its checks (or its crash, hang or cancel) as a PrecisionTestResult with a verdict.
 
-  verified        every check matched its reference within the dtype's tolerance
-  slow_reference  correct, but the matmul ran below SLOW_REFERENCE_FRACTION of fp32's rate, timed in the
-                  same task in alternation with fp32 at the same shape: a reference path, not hardware
-  failed          a check gave wrong numbers or raised, or the probe crashed or hung (the reason says which)
-  not_run         not tried: a replayed machine, a device torch cannot see, a dtype this torch lacks
+verified        every check matched its reference within the dtype's tolerance
+slow_reference  correct, but the matmul ran below SLOW_REFERENCE_FRACTION of fp32's rate, timed in the
+                same task in alternation with fp32 at the same shape: a reference path, not hardware
+failed          a check gave wrong numbers or raised, or the probe crashed or hung (the reason says which)
+not_run         not tried: a replayed machine, a device torch cannot see, a dtype this torch lacks
 """
 
 from __future__ import annotations
@@ -51,17 +51,29 @@ def slow_reference_note(precision: str, matmul: dict) -> str | None:
     if precision in RATE_EXEMPT or not isinstance(ratio, (int, float)) or ratio >= SLOW_REFERENCE_FRACTION:
         return None
     shape = "x".join(str(n) for n in matmul.get("timing_shape") or [])
-    return (f"runs only as a slow reference path: {matmul.get('gflops', 0):.3g} GFLOPS, {ratio:.1%} of fp32's "
-            f"{matmul.get('fp32_gflops', 0):.3g} GFLOPS at {shape}, timed alternately in the same probe "
-            f"(threshold {SLOW_REFERENCE_FRACTION:.0%})")
+    return (
+        f"runs only as a slow reference path: {matmul.get('gflops', 0):.3g} GFLOPS, {ratio:.1%} of fp32's "
+        f"{matmul.get('fp32_gflops', 0):.3g} GFLOPS at {shape}, timed alternately in the same probe "
+        f"(threshold {SLOW_REFERENCE_FRACTION:.0%})"
+    )
 
 
-def judge(precision: str, spec: str | None, torch_claim: bool | None, task: runner.TaskResult,
-          torch_basis: str | None = None) -> PrecisionTestResult:
+def judge(
+    precision: str, spec: str | None, torch_claim: bool | None, task: runner.TaskResult, torch_basis: str | None = None
+) -> PrecisionTestResult:
     """One task's outcome as a PrecisionTestResult with its verdict."""
+
     def result(verdict: str, verified: bool | None, reason: str | None, **extra) -> PrecisionTestResult:
-        return PrecisionTestResult(precision=precision, supported=verified is True, failure_reason=reason,
-                                   spec=spec, torch=torch_claim, verified=verified, verdict=verdict, **extra)
+        return PrecisionTestResult(
+            precision=precision,
+            supported=verified is True,
+            failure_reason=reason,
+            spec=spec,
+            torch=torch_claim,
+            verified=verified,
+            verdict=verdict,
+            **extra,
+        )
 
     details: dict[str, Any] = {"seconds": round(task.duration_s, 3)}
     if torch_basis:
@@ -109,5 +121,12 @@ def judge(precision: str, spec: str | None, torch_claim: bool | None, task: runn
 
 
 def not_run(precision: str, spec: str | None, torch_claim: bool | None, reason: str) -> PrecisionTestResult:
-    return PrecisionTestResult(precision=precision, supported=False, failure_reason=reason, spec=spec,
-                               torch=torch_claim, verified=None, verdict=NOT_RUN)
+    return PrecisionTestResult(
+        precision=precision,
+        supported=False,
+        failure_reason=reason,
+        spec=spec,
+        torch=torch_claim,
+        verified=None,
+        verdict=NOT_RUN,
+    )

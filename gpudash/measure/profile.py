@@ -51,10 +51,11 @@ class OperationCalibration:
     precision_results: dict[str, PrecisionTestResult] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "OperationCalibration":
+    def from_dict(cls, data: dict[str, Any]) -> OperationCalibration:
         op = from_dict(cls, data)
-        op.precision_results = {p: PrecisionTestResult.from_dict(r)
-                                for p, r in (data.get("precision_results") or {}).items()}
+        op.precision_results = {
+            p: PrecisionTestResult.from_dict(r) for p, r in (data.get("precision_results") or {}).items()
+        }
         return op
 
 
@@ -73,12 +74,13 @@ class CalibrationProfile:
         return {"format": FORMAT, "version": VERSION, **to_dict(self)}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CalibrationProfile":
+    def from_dict(cls, data: dict[str, Any]) -> CalibrationProfile:
         return cls(
             metadata=from_dict(CalibrationMetadata, data["metadata"]),
             precision_matrix=PrecisionCapabilityMatrix.from_dict(data["precision_matrix"]),
-            operation_profiles={k: OperationCalibration.from_dict(v)
-                                for k, v in (data.get("operation_profiles") or {}).items()},
+            operation_profiles={
+                k: OperationCalibration.from_dict(v) for k, v in (data.get("operation_profiles") or {}).items()
+            },
             theoretical_peak_gflops=data.get("theoretical_peak_gflops"),
             memory_bandwidth=list(data.get("memory_bandwidth") or []),
             peak_provenance=dict(data.get("peak_provenance") or {}),
@@ -99,7 +101,7 @@ def load_profile(path) -> CalibrationProfile:
     except json.JSONDecodeError as exc:
         raise GpudashError(f"{path}: not a JSON profile: {exc.msg} (line {exc.lineno})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GpudashError(f"{path}: not a gpudash profile (no \"format\": \"{FORMAT}\")")
+        raise GpudashError(f'{path}: not a gpudash profile (no "format": "{FORMAT}")')
     for key in ("metadata", "precision_matrix"):
         if not isinstance(data.get(key), dict):
             raise GpudashError(f"{path}: profile has no '{key}' object")

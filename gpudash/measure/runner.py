@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from gpudash.measure.child import MARK
 
@@ -60,8 +61,12 @@ class _Child:
         payload = json.dumps([{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks])
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gpudash.measure.child"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True, env=env, start_new_session=True,  # own process group: a kill takes grandchildren too
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,  # own process group: a kill takes grandchildren too
         )
         self.events: queue.Queue = queue.Queue()
         self.output: deque[str] = deque(maxlen=20)
@@ -98,10 +103,14 @@ class _Child:
         self.proc.wait()
 
 
-def run_tasks(tasks: list[Task], *, cancel: threading.Event | None = None,
-              on_progress: Callable[[int, dict], None] | None = None,
-              on_result: Callable[[TaskResult], None] | None = None,
-              env: dict[str, str] | None = None) -> list[TaskResult]:
+def run_tasks(
+    tasks: list[Task],
+    *,
+    cancel: threading.Event | None = None,
+    on_progress: Callable[[int, dict], None] | None = None,
+    on_result: Callable[[TaskResult], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> list[TaskResult]:
     """Run every task; always returns one result per task, in order."""
     results: list[TaskResult | None] = [None] * len(tasks)
     start = 0

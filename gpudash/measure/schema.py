@@ -44,7 +44,7 @@ class PrecisionTestResult:
         return to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PrecisionTestResult":
+    def from_dict(cls, data: dict[str, Any]) -> PrecisionTestResult:
         return from_dict(cls, data)
 
 
@@ -66,7 +66,7 @@ class PrecisionCapabilityMatrix:
         return to_dict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "PrecisionCapabilityMatrix":
+    def from_dict(cls, data: dict[str, Any]) -> PrecisionCapabilityMatrix:
         matrix = from_dict(cls, data)
         matrix.results = {k: PrecisionTestResult.from_dict(v) for k, v in (data.get("results") or {}).items()}
         return matrix

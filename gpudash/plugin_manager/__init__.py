@@ -29,12 +29,19 @@ One module per step:
 from __future__ import annotations
 
 from gpudash.plugin_manager.benchmarks import (
-    DEFAULT_BENCH_TIMEOUT_S, BenchmarkRun, benchmark_results, run_benchmarks,
+    DEFAULT_BENCH_TIMEOUT_S,
+    BenchmarkRun,
+    benchmark_results,
+    run_benchmarks,
 )
 from gpudash.plugin_manager.checks import DEFAULT_CHECK_TIMEOUT_S, run_checks
 from gpudash.plugin_manager.child_runs import child_env, plugin_device
 from gpudash.plugin_manager.collect import (
-    collect_benchmarks, collect_checks, collect_kernels, kernels_from_plugins, list_plugins,
+    collect_benchmarks,
+    collect_checks,
+    collect_kernels,
+    kernels_from_plugins,
+    list_plugins,
 )
 from gpudash.plugin_manager.factory import make_plugin_manager
 from gpudash.plugin_manager.manager import HOOKS, GpudashPluginManager
@@ -45,7 +52,21 @@ from gpudash.plugin_manager.selection import LOAD_ENV, allowed_names
 # __all__ is the API; the timeouts, source labels, ErrorReporter, report_to_stderr (the CLI's default reporter)
 # and child_env are importable from here as well.
 __all__ = [
-    "HOOKS", "LOAD_ENV", "BenchmarkRun", "GpudashPluginManager", "PluginRecord", "Registered", "allowed_names",
-    "benchmark_results", "collect_benchmarks", "collect_checks", "collect_kernels", "kernels_from_plugins",
-    "list_plugins", "make_plugin_manager", "plugin_device", "run_benchmarks", "run_checks",
+    "HOOKS",
+    "LOAD_ENV",
+    "BenchmarkRun",
+    "GpudashPluginManager",
+    "PluginRecord",
+    "Registered",
+    "allowed_names",
+    "benchmark_results",
+    "collect_benchmarks",
+    "collect_checks",
+    "collect_kernels",
+    "kernels_from_plugins",
+    "list_plugins",
+    "make_plugin_manager",
+    "plugin_device",
+    "run_benchmarks",
+    "run_checks",
 ]

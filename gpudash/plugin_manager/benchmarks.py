@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from gpudash.plugin_manager.child_runs import (
-    broken_result, plugin_device, plugin_task, run_in_children, time_limit, why_not_run,
+    broken_result,
+    plugin_device,
+    plugin_task,
+    run_in_children,
+    time_limit,
+    why_not_run,
 )
 from gpudash.plugin_manager.collect import collect_benchmarks
 from gpudash.plugin_manager.factory import make_plugin_manager
@@ -34,10 +40,17 @@ class BenchmarkRun(PlainData):
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
-def run_benchmarks(machine, pm: GpudashPluginManager | None = None, plugin_dirs=(), devices=None,
-                   budget_s: float = 2.0, timeout_s: float | None = None, cancel: threading.Event | None = None,
-                   on_result: Callable[[BenchmarkRun], None] | None = None,
-                   on_error: ErrorReporter | None = report_to_stderr) -> list[BenchmarkRun]:
+def run_benchmarks(
+    machine,
+    pm: GpudashPluginManager | None = None,
+    plugin_dirs=(),
+    devices=None,
+    budget_s: float = 2.0,
+    timeout_s: float | None = None,
+    cancel: threading.Event | None = None,
+    on_result: Callable[[BenchmarkRun], None] | None = None,
+    on_error: ErrorReporter | None = report_to_stderr,
+) -> list[BenchmarkRun]:
     """Run every registered benchmark on every live device, each in the child-process runner.
 
     Each result dict has the bench contract keys (precision, op, shape, gflops, median_s, efficiency) plus
@@ -52,7 +65,7 @@ def run_benchmarks(machine, pm: GpudashPluginManager | None = None, plugin_dirs=
     runs: list[BenchmarkRun] = []
     tasks: list[Task] = []
     started: list[tuple[BenchmarkRun, Any]] = []  # per task: its run, and the DeviceInfo (for its peaks)
-    for dev in (machine.devices if devices is None else devices):
+    for dev in machine.devices if devices is None else devices:
         device = plugin_device(dev, machine)
         for reg in benchmarks:
             run = BenchmarkRun(reg.plugin, reg.name, device.key, SKIP)
@@ -60,8 +73,9 @@ def run_benchmarks(machine, pm: GpudashPluginManager | None = None, plugin_dirs=
             verdict = why_not_run(pm, reg.plugin, device)
             if verdict is None:
                 limit = time_limit(timeout_s, reg.obj, DEFAULT_BENCH_TIMEOUT_S)
-                tasks.append(plugin_task("run_benchmark", pm, reg, device, limit, benchmark=reg.name,
-                                         budget_s=budget_s))
+                tasks.append(
+                    plugin_task("run_benchmark", pm, reg, device, limit, benchmark=reg.name, budget_s=budget_s)
+                )
                 started.append((run, dev))
                 continue
             run.status, run.summary = verdict

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gpudash.plugin_manager.child_runs import (
-    broken_result, plugin_device, plugin_task, run_in_children, time_limit, why_not_run,
+    broken_result,
+    plugin_device,
+    plugin_task,
+    run_in_children,
+    time_limit,
+    why_not_run,
 )
 from gpudash.plugin_manager.collect import collect_checks
 from gpudash.plugin_manager.factory import make_plugin_manager
@@ -21,10 +27,16 @@ if TYPE_CHECKING:
 DEFAULT_CHECK_TIMEOUT_S = 60.0
 
 
-def run_checks(machine, pm: GpudashPluginManager | None = None, plugin_dirs=(), timeout_s: float | None = None,
-               devices=None, cancel: threading.Event | None = None,
-               on_result: Callable[[CheckResult], None] | None = None,
-               on_error: ErrorReporter | None = report_to_stderr) -> list[CheckResult]:
+def run_checks(
+    machine,
+    pm: GpudashPluginManager | None = None,
+    plugin_dirs=(),
+    timeout_s: float | None = None,
+    devices=None,
+    cancel: threading.Event | None = None,
+    on_result: Callable[[CheckResult], None] | None = None,
+    on_error: ErrorReporter | None = report_to_stderr,
+) -> list[CheckResult]:
     """Run every registered check on every device (or `devices`), each in the child-process runner.
 
     Checks that need the device are skipped on a replayed machine, and checks limited to other vendors are
@@ -38,7 +50,7 @@ def run_checks(machine, pm: GpudashPluginManager | None = None, plugin_dirs=(), 
     results: list[CheckResult | None] = []
     tasks: list[Task] = []
     started: list[tuple[int, Registered, Device]] = []  # per task: its slot in results, what runs, where
-    for dev in (machine.devices if devices is None else devices):
+    for dev in machine.devices if devices is None else devices:
         device = plugin_device(dev, machine)
         for reg in checks:
             verdict = _why_check_not_run(pm, reg, device)
@@ -59,8 +71,9 @@ def run_checks(machine, pm: GpudashPluginManager | None = None, plugin_dirs=(), 
             result = CheckResult.from_dict(task_result.value)
         else:
             status, summary = broken_result(task_result.status, task_result.error, "check")
-            result = CheckResult(reg.plugin, reg.name, device.key, status, summary,
-                                 details={"output_tail": task_result.output_tail})
+            result = CheckResult(
+                reg.plugin, reg.name, device.key, status, summary, details={"output_tail": task_result.output_tail}
+            )
         results[slot] = result
         if on_result:
             on_result(result)

@@ -11,7 +11,8 @@ import json
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from gpudash.plugin_manager.manager import GpudashPluginManager
 from gpudash.plugin_manager.records import Registered
@@ -26,18 +27,25 @@ def plugin_device(device, machine) -> Device:
     rt = machine.runtime
     extra = json.loads(json.dumps(device.extra or {}, default=str))
     return Device(
-        vendor=device.vendor, index=device.index, name=device.name,
-        compute_capability=device.compute_capability, gfx_target=device.gfx_target,
-        torch_index=device.torch_index, memory_total_bytes=device.memory_total_bytes,
-        multiprocessors=device.multiprocessors, max_clock_mhz=device.max_clock_mhz,
+        vendor=device.vendor,
+        index=device.index,
+        name=device.name,
+        compute_capability=device.compute_capability,
+        gfx_target=device.gfx_target,
+        torch_index=device.torch_index,
+        memory_total_bytes=device.memory_total_bytes,
+        multiprocessors=device.multiprocessors,
+        max_clock_mhz=device.max_clock_mhz,
         cpu_features=list(device.cpu_features or []),
         runtime={"torch": rt.torch, "cuda": rt.cuda, "hip": rt.hip, "driver": rt.driver},
-        replayed=bool(machine.replayed), extra=extra,
+        replayed=bool(machine.replayed),
+        extra=extra,
     )
 
 
-def why_not_run(pm: GpudashPluginManager, plugin: str, device: Device,
-                needs_device: bool = True) -> tuple[str, str] | None:
+def why_not_run(
+    pm: GpudashPluginManager, plugin: str, device: Device, needs_device: bool = True
+) -> tuple[str, str] | None:
     """(status, summary) when a plugin's check or benchmark must not start on `device`; None when it may."""
     if device.replayed and needs_device:
         return SKIP, NOT_RUN_REPLAYED
@@ -46,14 +54,18 @@ def why_not_run(pm: GpudashPluginManager, plugin: str, device: Device,
     return None
 
 
-def plugin_task(function: str, pm: GpudashPluginManager, reg: Registered, device: Device, timeout_s: float,
-                **kwargs: Any) -> Task:
+def plugin_task(
+    function: str, pm: GpudashPluginManager, reg: Registered, device: Device, timeout_s: float, **kwargs: Any
+) -> Task:
     """The runner task that calls gpudash.plugin_host.<function> for `reg` on `device`."""
     from gpudash.measure.runner import Task
 
-    return Task(f"gpudash.plugin_host:{function}",
-                {"sources": pm.sources(), "plugin": reg.plugin, "device": device.to_dict(), **kwargs},
-                timeout_s=timeout_s, name=f"{reg.plugin}/{reg.name} on {device.key}")
+    return Task(
+        f"gpudash.plugin_host:{function}",
+        {"sources": pm.sources(), "plugin": reg.plugin, "device": device.to_dict(), **kwargs},
+        timeout_s=timeout_s,
+        name=f"{reg.plugin}/{reg.name} on {device.key}",
+    )
 
 
 def time_limit(override: float | None, obj: Any, default: float) -> float:
@@ -61,8 +73,9 @@ def time_limit(override: float | None, obj: Any, default: float) -> float:
     return float(override or getattr(obj, "timeout_s", None) or default)
 
 
-def run_in_children(tasks: list[Task], finished: Callable[[int, TaskResult], None],
-                    cancel: threading.Event | None) -> None:
+def run_in_children(
+    tasks: list[Task], finished: Callable[[int, TaskResult], None], cancel: threading.Event | None
+) -> None:
     """Run the tasks; `finished(i, task_result)` hears about tasks[i] once, as soon as it is known."""
     if not tasks:
         return

@@ -7,7 +7,8 @@ itself; what each plugin provided is kept on its record for `gpudash plugins`.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpudash.plugin_manager.factory import make_plugin_manager
 from gpudash.plugin_manager.manager import HOOKS, GpudashPluginManager
@@ -28,8 +29,9 @@ _KINDS = {
 }
 
 
-def _register_callback(pm: GpudashPluginManager, hook: str, record: PluginRecord, names: list[str],
-                       found: list[Registered]) -> Callable[..., None]:
+def _register_callback(
+    pm: GpudashPluginManager, hook: str, record: PluginRecord, names: list[str], found: list[Registered]
+) -> Callable[..., None]:
     """The `register` a plugin's hook receives: it validates each item and adds it to `found`."""
     kind, _, valid = _KINDS[hook]
 

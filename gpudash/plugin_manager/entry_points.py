@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
-from typing import Iterator
+from collections.abc import Iterator
 
 from gpudash.plugin_manager.manager import GpudashPluginManager
 from gpudash.plugin_manager.records import ENTRY_POINT, PluginRecord, plugin_key

@@ -10,9 +10,13 @@ from gpudash.plugin_manager.selection import LOAD_ENV, allowed_names, unmatched
 from gpudash.plugin_manager.vetting import candidates, vet_plugins
 
 
-def make_plugin_manager(plugin_dirs=(), load_entry_points: bool = True, *,
-                        on_error: ErrorReporter | None = report_to_stderr,
-                        vet_failures: dict[str, str] | None = None) -> GpudashPluginManager:
+def make_plugin_manager(
+    plugin_dirs=(),
+    load_entry_points: bool = True,
+    *,
+    on_error: ErrorReporter | None = report_to_stderr,
+    vet_failures: dict[str, str] | None = None,
+) -> GpudashPluginManager:
     """A fresh plugin manager (nothing is built at import time): entry points, then one-file plugins.
 
     Third-party plugins are vetted in a child process first (gpudash.plugin_manager.vetting); those that

@@ -74,8 +74,11 @@ class GpudashPluginManager(pluggy.PluginManager):
 
     def sources(self) -> dict[str, Any]:
         """Where a child process loads the same plugins from (gpudash.plugin_host)."""
-        return {"plugin_dirs": list(self.plugin_dirs), "load_entry_points": self.load_entry_points,
-                "vet_failures": dict(self.vet_failures)}
+        return {
+            "plugin_dirs": list(self.plugin_dirs),
+            "load_entry_points": self.load_entry_points,
+            "vet_failures": dict(self.vet_failures),
+        }
 
     def runs_in_child(self, plugin: str) -> bool:
         record = self.records.get(plugin)

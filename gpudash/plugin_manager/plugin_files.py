@@ -31,8 +31,9 @@ def plugin_files_in(directory: str, allowed: set[str] | None) -> list[Path]:
     path = Path(directory).expanduser()
     if not path.is_dir():
         raise UsageError(f"plugin directory {directory}: not a directory")
-    return [file for file in sorted(path.glob("*.py"))
-            if not file.stem.startswith("_") and selected(allowed, file.stem)]
+    return [
+        file for file in sorted(path.glob("*.py")) if not file.stem.startswith("_") and selected(allowed, file.stem)
+    ]
 
 
 def load_plugin_file(pm: GpudashPluginManager, file: Path) -> PluginRecord:

@@ -32,7 +32,8 @@ class PluginRecord(PlainData):
     hooks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     provides: dict[str, list[str]] = field(  # what its register_* hooks registered, by name
-        default_factory=lambda: {"checks": [], "benchmarks": [], "kernels": []})
+        default_factory=lambda: {"checks": [], "benchmarks": [], "kernels": []}
+    )
 
 
 @dataclass(frozen=True)

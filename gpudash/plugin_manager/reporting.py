@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from typing import TYPE_CHECKING, Callable, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from gpudash.plugin_manager.manager import GpudashPluginManager
@@ -22,8 +23,9 @@ def report_to_stderr(plugin: str, message: str) -> None:
     print(f"gpudash: plugin {plugin!r}: {message}", file=sys.stderr)
 
 
-def run_plugin_code(pm: GpudashPluginManager, record: PluginRecord, failure: str,
-                    code: Callable[[], T]) -> tuple[bool, T | None]:
+def run_plugin_code(
+    pm: GpudashPluginManager, record: PluginRecord, failure: str, code: Callable[[], T]
+) -> tuple[bool, T | None]:
     """(True, what `code()` returned), with its prints sent to stderr; (False, None) when it raised, after
     recording the error against the plugin as `failure` followed by "Type: message". Ctrl-C still stops gpudash."""
     try:

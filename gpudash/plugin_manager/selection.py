@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from gpudash.plugin_manager.records import ENTRY_POINT, PluginRecord
 

@@ -48,8 +48,13 @@ class Candidate:
         return plugin_key(self.source, self.target)
 
     def task_kwargs(self) -> dict[str, Any]:
-        return {"name": self.name, "source": self.source, "target": self.target, "dist_name": self.dist_name,
-                "version": self.version}
+        return {
+            "name": self.name,
+            "source": self.source,
+            "target": self.target,
+            "dist_name": self.dist_name,
+            "version": self.version,
+        }
 
 
 def candidates(plugin_dirs, load_entry_points: bool, allowed: set[str] | None) -> list[Candidate]:
@@ -88,8 +93,12 @@ def vet_plugins(found: list[Candidate]) -> dict[str, str]:
 
     limit = vet_time_limit()
     tasks = [Task("gpudash.plugin_host:vetting_ready", timeout_s=_START_UP_S, name="vetting: start-up")]
-    tasks += [Task("gpudash.plugin_host:vet_plugin", c.task_kwargs(), timeout_s=limit, name=f"vetting {c.name}",
-                   progress=True) for c in found]
+    tasks += [
+        Task(
+            "gpudash.plugin_host:vet_plugin", c.task_kwargs(), timeout_s=limit, name=f"vetting {c.name}", progress=True
+        )
+        for c in found
+    ]
     tasks.append(Task("gpudash.plugin_host:end_vetting", timeout_s=_START_UP_S, name="vetting: exit"))
     last = tasks[-2]
     stages: dict[int, str] = {}  # task index -> "import" | "register": how far the candidate got
@@ -102,8 +111,13 @@ def vet_plugins(found: list[Candidate]) -> dict[str, str]:
         if result.task is last and result.status in (CRASHED, TIMEOUT):
             no_child_left.set()  # starting a child only to exit it would be a waste
 
-    results = run_tasks(tasks, cancel=no_child_left, on_progress=on_progress, on_result=on_result,
-                        env={**child_env(), _IN_VETTING_CHILD_ENV: "1"})
+    results = run_tasks(
+        tasks,
+        cancel=no_child_left,
+        on_progress=on_progress,
+        on_result=on_result,
+        env={**child_env(), _IN_VETTING_CHILD_ENV: "1"},
+    )
     failures: dict[str, str] = {}
     for i, candidate in enumerate(found, start=1):
         result = results[i]

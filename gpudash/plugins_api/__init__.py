@@ -29,7 +29,15 @@ import pluggy
 from gpudash.plugins_api.arch import Arch, arch_of, peak_gflops
 from gpudash.plugins_api.benchmarks import Benchmark, BenchResult, bench_result_dict
 from gpudash.plugins_api.checks import (
-    ERROR, FAIL, NOT_RUN_REPLAYED, PASS, SKIP, STATUSES, WARN, Check, CheckResult,
+    ERROR,
+    FAIL,
+    NOT_RUN_REPLAYED,
+    PASS,
+    SKIP,
+    STATUSES,
+    WARN,
+    Check,
+    CheckResult,
 )
 from gpudash.plugins_api.devices import Device, local_device
 from gpudash.plugins_api.kernels import Kernel, KernelQuery, collect_kernels
@@ -42,7 +50,29 @@ API_VERSION = 1
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
 __all__ = [
-    "API_VERSION", "ENTRY_POINT_GROUP", "ERROR", "FAIL", "NOT_RUN_REPLAYED", "PASS", "PRECISIONS", "PROJECT",
-    "SKIP", "STATUSES", "WARN", "Arch", "BenchResult", "Benchmark", "Check", "CheckResult", "Device", "Kernel",
-    "KernelQuery", "arch_of", "bench_result_dict", "collect_kernels", "hookimpl", "local_device", "peak_gflops",
+    "API_VERSION",
+    "ENTRY_POINT_GROUP",
+    "ERROR",
+    "FAIL",
+    "NOT_RUN_REPLAYED",
+    "PASS",
+    "PRECISIONS",
+    "PROJECT",
+    "SKIP",
+    "STATUSES",
+    "WARN",
+    "Arch",
+    "BenchResult",
+    "Benchmark",
+    "Check",
+    "CheckResult",
+    "Device",
+    "Kernel",
+    "KernelQuery",
+    "arch_of",
+    "bench_result_dict",
+    "collect_kernels",
+    "hookimpl",
+    "local_device",
+    "peak_gflops",
 ]

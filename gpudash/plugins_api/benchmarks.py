@@ -47,15 +47,21 @@ def bench_result_dict(item: Any) -> dict[str, Any]:
     elif isinstance(item, PrecisionTestResult):
         n = item.test_size
         latency = item.mean_latency_ms
-        out = {"precision": item.precision, "op": "matmul", "shape": [n, n, n] if n else [],
-               "gflops": item.measured_gflops, "median_s": latency / 1e3 if latency is not None else None,
-               "efficiency": item.efficiency,
-               "details": {k: v for k, v in item.to_dict().items() if v not in (None, {}, [])}}
+        out = {
+            "precision": item.precision,
+            "op": "matmul",
+            "shape": [n, n, n] if n else [],
+            "gflops": item.measured_gflops,
+            "median_s": latency / 1e3 if latency is not None else None,
+            "efficiency": item.efficiency,
+            "details": {k: v for k, v in item.to_dict().items() if v not in (None, {}, [])},
+        }
     elif isinstance(item, dict):
         out = dict(item)
     else:
-        raise TypeError("a benchmark result must be a BenchResult, dict or PrecisionTestResult, "
-                        f"not {type(item).__name__}")
+        raise TypeError(
+            f"a benchmark result must be a BenchResult, dict or PrecisionTestResult, not {type(item).__name__}"
+        )
     missing = [k for k in ("precision", "op", "gflops", "median_s") if k not in out]
     if missing:
         raise ValueError(f"benchmark result lacks {', '.join(missing)}")

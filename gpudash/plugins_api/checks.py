@@ -47,8 +47,15 @@ class Check:
     def run(self, device: Device) -> CheckResult:
         raise NotImplementedError(f"{type(self).__name__}.run")
 
-    def result(self, status: str, summary: str, *, remediation: str = "", env: dict[str, str] | None = None,
-               details: dict[str, Any] | None = None) -> CheckResult:
+    def result(
+        self,
+        status: str,
+        summary: str,
+        *,
+        remediation: str = "",
+        env: dict[str, str] | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> CheckResult:
         """A result for this check; gpudash fills in the plugin and device."""
         if status not in STATUSES:
             raise ValueError(f"status {status!r} is not one of {', '.join(STATUSES)}")

@@ -55,14 +55,26 @@ def local_device(torch_device: Any = "cpu") -> Device:
         from gpudash.devices.cpu import CpuBackend
 
         info = CpuBackend().devices()[0]
-        return Device("cpu", 0, info.name, multiprocessors=info.multiprocessors, max_clock_mhz=info.max_clock_mhz,
-                      memory_total_bytes=info.memory_total_bytes, cpu_features=list(info.cpu_features),
-                      runtime=runtime, extra=dict(info.extra))
+        return Device(
+            "cpu",
+            0,
+            info.name,
+            multiprocessors=info.multiprocessors,
+            max_clock_mhz=info.max_clock_mhz,
+            memory_total_bytes=info.memory_total_bytes,
+            cpu_features=list(info.cpu_features),
+            runtime=runtime,
+            extra=dict(info.extra),
+        )
     if dev.type == "cuda":
         index = dev.index if dev.index is not None else torch.cuda.current_device()
         props = torch.cuda.get_device_properties(index)
-        common = dict(torch_index=index, memory_total_bytes=props.total_memory,
-                      multiprocessors=props.multi_processor_count, runtime=runtime)
+        common = dict(
+            torch_index=index,
+            memory_total_bytes=props.total_memory,
+            multiprocessors=props.multi_processor_count,
+            runtime=runtime,
+        )
         if runtime["hip"]:
             gfx = (getattr(props, "gcnArchName", "") or "").split(":")[0] or None
             return Device("amd", index, props.name, gfx_target=gfx, **common)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from gpudash.plugins_api.arch import Arch
 from gpudash.plugins_api.devices import Device

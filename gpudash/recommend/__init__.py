@@ -52,10 +52,15 @@ def recommend(facts: Facts) -> Settings:
     choice = choose_dtype(facts)
     amp, hf = amp_settings(facts, choice)
     settings = Settings(header=header(facts))
-    for section, values in (("amp", amp), ("amp.hf_trainer", hf), ("fp8", fp8_settings(facts)),
-                            ("batch", batch_settings(facts, choice.dtype)),
-                            ("dataloader", dataloader_settings(facts)), ("env", env_settings(facts)),
-                            ("routing", routing_settings(facts))):
+    for section, values in (
+        ("amp", amp),
+        ("amp.hf_trainer", hf),
+        ("fp8", fp8_settings(facts)),
+        ("batch", batch_settings(facts, choice.dtype)),
+        ("dataloader", dataloader_settings(facts)),
+        ("env", env_settings(facts)),
+        ("routing", routing_settings(facts)),
+    ):
         if values or section == "env":  # [env] is in the contract even when empty
             settings.sections[section] = dict(values)
     settings.notes.extend(facts.arch.notes)
@@ -64,5 +69,15 @@ def recommend(facts: Facts) -> Settings:
     return settings
 
 
-__all__ = ["AmpChoice", "BatchTrial", "Facts", "ModelMemory", "Setting", "Settings", "choose_dtype",
-           "device_type", "facts_for", "recommend"]
+__all__ = [
+    "AmpChoice",
+    "BatchTrial",
+    "Facts",
+    "ModelMemory",
+    "Setting",
+    "Settings",
+    "choose_dtype",
+    "device_type",
+    "facts_for",
+    "recommend",
+]

@@ -80,17 +80,28 @@ def _fp16_or_fp32(facts: Facts, bf16: Verdict) -> AmpChoice:
     units = matrix_units(facts)
     if units:  # measured if a measurement ruled bf16 out or verified fp16
         prov = MEASURED if MEASURED in (bf16.provenance, fp16.provenance) else SPEC
-        return AmpChoice(FP16, f"{bf16.reason}; fp16 runs on {units} ({_verified_word(facts, fp16)}): "
-                               "float16 autocast with dynamic loss scaling", prov)
+        return AmpChoice(
+            FP16,
+            f"{bf16.reason}; fp16 runs on {units} ({_verified_word(facts, fp16)}): "
+            "float16 autocast with dynamic loss scaling",
+            prov,
+        )
     speed = facts.speedup("fp16")
     if speed is not None and speed >= MIN_PACKED_FP16_SPEEDUP:
-        return AmpChoice(FP16, f"{bf16.reason}; no fp16 matrix units, but fp16 measured {speed:.1f}x fp32 here: "
-                               "float16 autocast with dynamic loss scaling", MEASURED)
+        return AmpChoice(
+            FP16,
+            f"{bf16.reason}; no fp16 matrix units, but fp16 measured {speed:.1f}x fp32 here: "
+            "float16 autocast with dynamic loss scaling",
+            MEASURED,
+        )
     slow = arch_notes_about(facts, "fp16")
     why = slow[0] if slow else "fp16 has no matrix units here (packed vector math at best)"
     measured = f", measured {speed:.2f}x fp32" if speed is not None else ""
-    return AmpChoice(FP32, f"{bf16.reason}; {why}{measured}: mixed precision does not pay, full fp32",
-                     MEASURED if speed is not None else SPEC)
+    return AmpChoice(
+        FP32,
+        f"{bf16.reason}; {why}{measured}: mixed precision does not pay, full fp32",
+        MEASURED if speed is not None else SPEC,
+    )
 
 
 def _verified_word(facts: Facts, verdict: Verdict) -> str:
@@ -104,13 +115,21 @@ def _cpu_dtype(facts: Facts) -> AmpChoice:
     speed = facts.speedup("bf16")
     if speed is None:
         why = "replayed" if facts.replayed else (facts.not_run.get("bench") or "no benchmark ran")
-        return AmpChoice(FP32, f"bf16 is native on {facts.arch.family} but its speed was not measured ({why}); "
-                               "on a CPU bf16 is chosen only when measured faster than fp32 "
-                               "(run `gpudash export --bench quick`): full fp32", SPEC)
+        return AmpChoice(
+            FP32,
+            f"bf16 is native on {facts.arch.family} but its speed was not measured ({why}); "
+            "on a CPU bf16 is chosen only when measured faster than fp32 "
+            "(run `gpudash export --bench quick`): full fp32",
+            SPEC,
+        )
     if speed < MIN_CPU_SPEEDUP:
         return AmpChoice(FP32, f"bf16 native but measured only {speed:.2f}x fp32 here: full fp32", MEASURED)
-    return AmpChoice(BF16, f"bf16 native on {facts.arch.family} and measured {speed:.1f}x fp32 here: "
-                           "bfloat16 autocast on the CPU, no loss scaling", MEASURED)
+    return AmpChoice(
+        BF16,
+        f"bf16 native on {facts.arch.family} and measured {speed:.1f}x fp32 here: "
+        "bfloat16 autocast on the CPU, no loss scaling",
+        MEASURED,
+    )
 
 
 def tf32_setting(facts: Facts) -> Setting:
@@ -122,10 +141,13 @@ def tf32_setting(facts: Facts) -> Setting:
         return Setting(False, f"{verdict.reason}: keep fp32 matmuls in full precision", verdict.provenance)
     caveat = ""
     if facts.device.vendor == "amd":
-        caveat = ("; ROCm TF32 (xf32) is opt-in, older ROCm torch also needs HIPBLASLT_ALLOW_TF32=1, and its "
-                  "accuracy differs from NVIDIA TF32 (PyTorch numerical-accuracy notes)")
-    return Setting(True, f"{verdict.reason}: fp32 matmuls outside autocast use TF32 on {family}{caveat}",
-                   verdict.provenance)
+        caveat = (
+            "; ROCm TF32 (xf32) is opt-in, older ROCm torch also needs HIPBLASLT_ALLOW_TF32=1, and its "
+            "accuracy differs from NVIDIA TF32 (PyTorch numerical-accuracy notes)"
+        )
+    return Setting(
+        True, f"{verdict.reason}: fp32 matmuls outside autocast use TF32 on {family}{caveat}", verdict.provenance
+    )
 
 
 def amp_settings(facts: Facts, choice: AmpChoice) -> tuple[dict[str, Setting], dict[str, Setting]]:
@@ -138,18 +160,29 @@ def amp_settings(facts: Facts, choice: AmpChoice) -> tuple[dict[str, Setting], d
         "loss_scaling": Setting(
             "dynamic" if dtype == FP16 else "none",
             "float16 underflows small gradients: torch.amp.GradScaler scales the loss dynamically"
-            if dtype == FP16 else f"{short}: no loss scaling (bf16 has fp32's exponent range)"
-            if dtype == BF16 else "fp32: no loss scaling", prov),
-        "autocast": Setting(dtype != FP32, "torch.autocast around the forward pass" if dtype != FP32
-                            else "no autocast: the model runs in fp32", prov),
+            if dtype == FP16
+            else f"{short}: no loss scaling (bf16 has fp32's exponent range)"
+            if dtype == BF16
+            else "fp32: no loss scaling",
+            prov,
+        ),
+        "autocast": Setting(
+            dtype != FP32,
+            "torch.autocast around the forward pass" if dtype != FP32 else "no autocast: the model runs in fp32",
+            prov,
+        ),
         "lightning_precision": Setting(LIGHTNING[dtype], f"Lightning Trainer(precision=...) for {short}", prov),
-        "accelerate_mixed_precision": Setting(ACCELERATE[dtype], f"accelerate Accelerator(mixed_precision=...) "
-                                                                 f"for {short}", prov),
+        "accelerate_mixed_precision": Setting(
+            ACCELERATE[dtype], f"accelerate Accelerator(mixed_precision=...) for {short}", prov
+        ),
         "tf32": tf32,
         "float32_matmul_precision": Setting(
             "high" if tf32.value else "highest",
-            "torch.set_float32_matmul_precision: 'high' allows TF32" if tf32.value
-            else "torch.set_float32_matmul_precision: 'highest' keeps fp32 matmuls in fp32", tf32.provenance),
+            "torch.set_float32_matmul_precision: 'high' allows TF32"
+            if tf32.value
+            else "torch.set_float32_matmul_precision: 'highest' keeps fp32 matmuls in fp32",
+            tf32.provenance,
+        ),
     }
     hf = {
         "bf16": Setting(dtype == BF16, f"HF TrainingArguments(bf16=...) for {short}", prov),
@@ -159,4 +192,4 @@ def amp_settings(facts: Facts, choice: AmpChoice) -> tuple[dict[str, Setting], d
     return amp, hf
 
 
-__all__ = ["AmpChoice", "amp_settings", "choose_dtype", "matrix_units", "not_verified", "BF16", "FP16", "FP32"]
+__all__ = ["BF16", "FP16", "FP32", "AmpChoice", "amp_settings", "choose_dtype", "matrix_units", "not_verified"]

@@ -20,7 +20,7 @@ from gpudash.recommend.facts import Facts
 from gpudash.recommend.settings import Setting
 
 TRAINING_BYTES_PER_PARAM = 16  # fp32 weights 4 + gradients 4 + AdamW exp_avg 4 + exp_avg_sq 4
-GIB = 1024 ** 3
+GIB = 1024**3
 
 
 def _gib(n: float) -> str:
@@ -39,11 +39,23 @@ def _from_trial(facts: Facts, margin: float) -> tuple[int, str, str]:
     trial = facts.batch_trial
     tried = len(trial.trials)
     if trial.first_oom is None:
-        return trial.largest_ok, (f"{trial.largest_ok} ran without running out of memory in {tried} trial steps "
-                                  f"(the search stops at the target batch {trial.limit})"), MEASURED
+        return (
+            trial.largest_ok,
+            (
+                f"{trial.largest_ok} ran without running out of memory in {tried} trial steps "
+                f"(the search stops at the target batch {trial.limit})"
+            ),
+            MEASURED,
+        )
     fit = max(1, int(trial.largest_ok * (1 - margin))) if trial.largest_ok else 0
-    return fit, (f"trial steps: {trial.largest_ok} fitted, {trial.first_oom} ran out of memory ({tried} trials); "
-                 f"{margin:.0%} margin off the largest -> {fit}"), MEASURED
+    return (
+        fit,
+        (
+            f"trial steps: {trial.largest_ok} fitted, {trial.first_oom} ran out of memory ({tried} trials); "
+            f"{margin:.0%} margin off the largest -> {fit}"
+        ),
+        MEASURED,
+    )
 
 
 def _from_estimate(facts: Facts, margin: float, dtype: str) -> tuple[int | None, str, str]:
@@ -55,13 +67,18 @@ def _from_estimate(facts: Facts, margin: float, dtype: str) -> tuple[int | None,
     usable = total * (1 - margin)
     static = mem.param_count * TRAINING_BYTES_PER_PARAM + mem.fixed_bytes
     per_sample = max(1, mem.activation_bytes_per_sample)
-    how = ("traced on the CPU (FakeTensor + MemTracker)" if mem.method == "traced"
-           else "from the analytic formula (nothing ran)")
+    how = (
+        "traced on the CPU (FakeTensor + MemTracker)"
+        if mem.method == "traced"
+        else "from the analytic formula (nothing ran)"
+    )
     mismatch = f"; traced at {mem.dtype}, training at {dtype}" if mem.dtype != dtype else ""
-    basis = (f"{_gib(total)} {which} x (1 - {margin:g}) = {_gib(usable)}; weights+grads+AdamW "
-             f"{_gib(mem.param_count * TRAINING_BYTES_PER_PARAM)} ({mem.param_count / 1e6:.1f} M params), "
-             f"other fixed {_gib(mem.fixed_bytes)}; activations {per_sample / 2**20:.0f} MiB per sample {how}"
-             f"{mismatch}")
+    basis = (
+        f"{_gib(total)} {which} x (1 - {margin:g}) = {_gib(usable)}; weights+grads+AdamW "
+        f"{_gib(mem.param_count * TRAINING_BYTES_PER_PARAM)} ({mem.param_count / 1e6:.1f} M params), "
+        f"other fixed {_gib(mem.fixed_bytes)}; activations {per_sample / 2**20:.0f} MiB per sample {how}"
+        f"{mismatch}"
+    )
     if usable <= static:
         return 0, f"estimate: the model alone does not fit ({basis})", ESTIMATED
     fit = int((usable - static) // per_sample)
@@ -89,24 +106,37 @@ def batch_settings(facts: Facts, dtype: str) -> dict[str, Setting]:
         fit, how, prov = _from_estimate(facts, margin, dtype)
         method = "estimate"
     else:
-        fit, how, prov = None, f"batch size not determined: {facts.not_run.get('memory') or 'no model memory facts'}", SPEC
+        fit, how, prov = (
+            None,
+            f"batch size not determined: {facts.not_run.get('memory') or 'no model memory facts'}",
+            SPEC,
+        )
         method = "none"
-    model = facts.model_memory.description if facts.model_memory else (
-        facts.batch_trial.description if facts.batch_trial else "")
+    model = (
+        facts.model_memory.description
+        if facts.model_memory
+        else (facts.batch_trial.description if facts.batch_trial else "")
+    )
     out = {
         "method": Setting(method, _method_reason(method, facts), prov),
-        "memory_margin": Setting(margin, "config export.memory_margin: headroom for the runtime, workspaces "
-                                         "and fragmentation", SPEC),
+        "memory_margin": Setting(
+            margin, "config export.memory_margin: headroom for the runtime, workspaces and fragmentation", SPEC
+        ),
         "target_effective": Setting(target, "config export.target_effective_batch", SPEC),
-        "world_size": Setting(1, "accumulation is per process: with N data-parallel processes divide "
-                                 "gradient_accumulation_steps by N", SPEC),
+        "world_size": Setting(
+            1,
+            "accumulation is per process: with N data-parallel processes divide gradient_accumulation_steps by N",
+            SPEC,
+        ),
     }
     if model:
         out["model"] = Setting(model, "the model the batch size was found for (config [model])", SPEC)
     if facts.model_memory is not None and method == "estimate":
-        out["activation_bytes_per_sample"] = Setting(facts.model_memory.activation_bytes_per_sample,
-                                                     f"activation memory per sample, {facts.model_memory.method}",
-                                                     facts.model_memory.provenance)
+        out["activation_bytes_per_sample"] = Setting(
+            facts.model_memory.activation_bytes_per_sample,
+            f"activation memory per sample, {facts.model_memory.method}",
+            facts.model_memory.provenance,
+        )
     if not fit:
         why = how if fit is None else f"{how}: reduce the model, sequence length or use activation checkpointing"
         out["size"] = Setting(None, why, prov)
@@ -117,7 +147,8 @@ def batch_settings(facts: Facts, dtype: str) -> dict[str, Setting]:
     capped = f"; capped at the target {target}" if fit > target else ""
     evened = f"; evened out to {size} for {steps} steps" if size != min(fit, target) else ""
     out["size"] = Setting(size, f"{how}{capped}{evened}", prov)
-    out["gradient_accumulation_steps"] = Setting(steps, f"ceil({target} / {min(fit, target)}) steps reach the "
-                                                        f"target effective batch {target}", prov)
+    out["gradient_accumulation_steps"] = Setting(
+        steps, f"ceil({target} / {min(fit, target)}) steps reach the target effective batch {target}", prov
+    )
     out["effective"] = Setting(effective, f"{size} x {steps} per device", prov)
     return out

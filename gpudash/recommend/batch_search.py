@@ -9,8 +9,8 @@ OOM detection follows reference/precision.md §4: torch.OutOfMemoryError, plus t
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 OOM_MESSAGES = (
     "CUDA out of memory",
@@ -42,8 +42,14 @@ class SearchResult:
     limit: int = 0
 
 
-def find_max_batch(try_batch: Callable[[int], object], *, start: int = 1, limit: int = 8192,
-                   max_trials: int = 25, after_oom: Callable[[], None] | None = None) -> SearchResult:
+def find_max_batch(
+    try_batch: Callable[[int], object],
+    *,
+    start: int = 1,
+    limit: int = 8192,
+    max_trials: int = 25,
+    after_oom: Callable[[], None] | None = None,
+) -> SearchResult:
     """Call try_batch(n) for growing then bisected n; an OOM means "too big", any other error propagates."""
     if start < 1 or limit < 1:
         raise ValueError("start and limit must be at least 1")
@@ -72,7 +78,7 @@ def _attempt(try_batch, size: int, after_oom) -> bool:
     try:
         try_batch(size)
         return True
-    except BaseException as exc:  # noqa: BLE001 - re-raised unless it is an OOM
+    except BaseException as exc:
         if not is_oom(exc):
             raise
     if after_oom is not None:  # outside the except block: the traceback no longer pins the tensors

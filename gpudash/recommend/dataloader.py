@@ -27,15 +27,27 @@ def _workers(facts: Facts) -> tuple[int, str, str]:
         n = min(4, cores // 4)
         return n, f"CPU training on {cores} logical cores: a quarter of them (at most 4) load data", prov
     if not cores:
-        return UNKNOWN_CORES_WORKERS, (f"host core count unknown (not in the snapshot): {UNKNOWN_CORES_WORKERS} "
-                                       "workers overlap loading with compute; use cores per GPU - 1 on the real "
-                                       "host"), ESTIMATED
+        return (
+            UNKNOWN_CORES_WORKERS,
+            (
+                f"host core count unknown (not in the snapshot): {UNKNOWN_CORES_WORKERS} "
+                "workers overlap loading with compute; use cores per GPU - 1 on the real "
+                "host"
+            ),
+            ESTIMATED,
+        )
     gpus = max(1, facts.accelerators_on_host)
     per_device = cores // gpus
     n = max(0, min(MAX_WORKERS, per_device - 1))
     capped = f", capped at {MAX_WORKERS}" if per_device - 1 > MAX_WORKERS else ""
-    return n, (f"{cores} logical cores / {gpus} GPU{'s' if gpus > 1 else ''} = {per_device} per device, one kept "
-               f"for the training process{capped}"), prov
+    return (
+        n,
+        (
+            f"{cores} logical cores / {gpus} GPU{'s' if gpus > 1 else ''} = {per_device} per device, one kept "
+            f"for the training process{capped}"
+        ),
+        prov,
+    )
 
 
 def dataloader_settings(facts: Facts) -> dict[str, Setting]:
@@ -43,8 +55,14 @@ def dataloader_settings(facts: Facts) -> dict[str, Setting]:
     gpu = not facts.is_cpu
     return {
         "num_workers": Setting(workers, why, prov),
-        "pin_memory": Setting(gpu, "pinned host memory makes host-to-GPU copies faster and asynchronous" if gpu
-                              else "no GPU: pinned memory only speeds up copies to a GPU", SPEC),
-        "persistent_workers": Setting(workers > 0, "keep workers alive between epochs" if workers
-                                      else "no worker processes", prov),
+        "pin_memory": Setting(
+            gpu,
+            "pinned host memory makes host-to-GPU copies faster and asynchronous"
+            if gpu
+            else "no GPU: pinned memory only speeds up copies to a GPU",
+            SPEC,
+        ),
+        "persistent_workers": Setting(
+            workers > 0, "keep workers alive between epochs" if workers else "no worker processes", prov
+        ),
     }

@@ -48,19 +48,28 @@ def hipblaslt_supported(gfx: str, version: tuple[int, int] | None) -> bool:
 def _spec_env(facts: Facts) -> dict[str, Setting]:
     vendor = facts.device.vendor
     if vendor == "nvidia":
-        return {"PYTORCH_CUDA_ALLOC_CONF": Setting(
-            "expandable_segments:True",
-            "the caching allocator grows segments instead of fragmenting when shapes vary (fewer OOMs at a "
-            "given batch size)", SPEC)}
+        return {
+            "PYTORCH_CUDA_ALLOC_CONF": Setting(
+                "expandable_segments:True",
+                "the caching allocator grows segments instead of fragmenting when shapes vary (fewer OOMs at a "
+                "given batch size)",
+                SPEC,
+            )
+        }
     if vendor != "amd":
         return {}
     gfx = parse_gfx(facts.device.gfx_target)
     version = rocm_version(facts)
     if gfx and not hipblaslt_supported(gfx, version):
         rocm = f"ROCm {version[0]}.{version[1]}" if version else "any ROCm version"
-        return {"TORCH_BLAS_PREFER_HIPBLASLT": Setting(
-            "0", f"PyTorch does not support hipBLASLt on {gfx} with {rocm}: use hipBLAS (torch would fall back "
-                 "with a warning)", SPEC)}
+        return {
+            "TORCH_BLAS_PREFER_HIPBLASLT": Setting(
+                "0",
+                f"PyTorch does not support hipBLASLt on {gfx} with {rocm}: use hipBLAS (torch would fall back "
+                "with a warning)",
+                SPEC,
+            )
+        }
     return {}
 
 
@@ -89,8 +98,10 @@ def env_settings(facts: Facts) -> dict[str, Setting]:
 
 def env_notes(facts: Facts) -> list[str]:
     if facts.device.vendor == "amd" and "PYTORCH_HIP_ALLOC_CONF" not in env_settings(facts):
-        return ["PYTORCH_HIP_ALLOC_CONF=expandable_segments:True left unset: ROCm support is recent "
-                "(torch 2.11 / ROCm 7) with open hang and crash reports (pytorch#192259, #187343)"]
+        return [
+            "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True left unset: ROCm support is recent "
+            "(torch 2.11 / ROCm 7) with open hang and crash reports (pytorch#192259, #187343)"
+        ]
     return []
 
 

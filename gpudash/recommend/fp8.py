@@ -41,7 +41,10 @@ def transformer_engine(facts: Facts) -> tuple[bool, str]:
         if cc == (8, 9):
             cuda = _version(facts.runtime.cuda)
             if cuda is not None and cuda < (12, 1):
-                return False, f"Ada needs CUDA >= 12.1 and cuBLASLt >= 12.1.3; this runtime has CUDA {facts.runtime.cuda}"
+                return (
+                    False,
+                    f"Ada needs CUDA >= 12.1 and cuBLASLt >= 12.1.3; this runtime has CUDA {facts.runtime.cuda}",
+                )
             have = f"CUDA {facts.runtime.cuda}" if facts.runtime.cuda else "CUDA version unknown"
             return True, f"supported on Ada with CUDA >= 12.1 and cuBLASLt >= 12.1.3 ({have})"
         return False, f"not supported on {label}: TransformerEngine fp8 needs compute capability 8.9 or newer"
@@ -55,12 +58,15 @@ def transformer_engine(facts: Facts) -> tuple[bool, str]:
 
 def torchao(facts: Facts, native: bool) -> tuple[bool, str]:
     if native:
-        return True, ("torchao.float8.convert_to_float8_training runs on torch._scaled_mm here; "
-                      "compile the model (torch.compile) for a speedup")
+        return True, (
+            "torchao.float8.convert_to_float8_training runs on torch._scaled_mm here; "
+            "compile the model (torch.compile) for a speedup"
+        )
     if facts.is_cpu:
         return False, "not useful: a CPU has no fp8 hardware, so torch._scaled_mm gains nothing over bf16 or fp32"
-    return False, ("not usable: torchao float8 training needs torch._scaled_mm hardware "
-                   "(NVIDIA cc >= 8.9, AMD MI300+/RDNA4)")
+    return False, (
+        "not usable: torchao float8 training needs torch._scaled_mm hardware (NVIDIA cc >= 8.9, AMD MI300+/RDNA4)"
+    )
 
 
 def _status(facts: Facts) -> tuple[bool, str, str]:
@@ -83,11 +89,19 @@ def fp8_settings(facts: Facts) -> dict[str, Setting]:
     te_ok, te_why = transformer_engine(facts)
     ao_ok, ao_why = torchao(facts, native)
     out = {
-        "available": Setting(native, f"fp8 is {level} on {arch.family} by the spec tables"
-                             + ("" if native or level == "absent" else " (runs, but not on fp8 hardware)"), SPEC),
+        "available": Setting(
+            native,
+            f"fp8 is {level} on {arch.family} by the spec tables"
+            + ("" if native or level == "absent" else " (runs, but not on fp8 hardware)"),
+            SPEC,
+        ),
         "verified": Setting(verified, status, prov),
-        "enabled": Setting(False, "fp8 training is opt-in: it needs a scaling recipe and an accuracy check "
-                                  "per model; the AMP dtype above is the safe default", SPEC),
+        "enabled": Setting(
+            False,
+            "fp8 training is opt-in: it needs a scaling recipe and an accuracy check "
+            "per model; the AMP dtype above is the safe default",
+            SPEC,
+        ),
         "transformer_engine": Setting(te_ok, te_why, SPEC),
         "torchao": Setting(ao_ok, ao_why, SPEC),
     }
@@ -96,16 +110,21 @@ def fp8_settings(facts: Facts) -> dict[str, Setting]:
         out["torch_dtype"] = Setting(arch.fp8_dtype, "torch dtype for e4m3 here (forward pass)", SPEC)
         if arch.fp8_e5m2_dtype:
             out["torch_dtype_e5m2"] = Setting(arch.fp8_e5m2_dtype, "torch dtype for e5m2 here (gradients)", SPEC)
-        out["flavour"] = Setting(flavour, "FNUZ variants (no negative zero, max 240 for e4m3) on gfx942"
-                                 if flavour == "fnuz" else "OCP variants (float8_e4m3fn, max 448)", SPEC)
+        out["flavour"] = Setting(
+            flavour,
+            "FNUZ variants (no negative zero, max 240 for e4m3) on gfx942"
+            if flavour == "fnuz"
+            else "OCP variants (float8_e4m3fn, max 448)",
+            SPEC,
+        )
     if native and (te_ok or ao_ok):
         backend = "TE" if te_ok else "AO"
-        out["accelerate_backend"] = Setting(backend, "accelerate mixed_precision='fp8' with fp8_config.backend="
-                                                     f"{backend} to opt in", SPEC)
-        out["accelerate_fp8_format"] = Setting("HYBRID", "e4m3 forward, e5m2 gradients (accelerate fp8_config)",
-                                               SPEC)
+        out["accelerate_backend"] = Setting(
+            backend, f"accelerate mixed_precision='fp8' with fp8_config.backend={backend} to opt in", SPEC
+        )
+        out["accelerate_fp8_format"] = Setting("HYBRID", "e4m3 forward, e5m2 gradients (accelerate fp8_config)", SPEC)
         if te_ok:
-            out["lightning_precision"] = Setting("transformer-engine",
-                                                 "Lightning precision string to opt in to fp8 via TransformerEngine",
-                                                 SPEC)
+            out["lightning_precision"] = Setting(
+                "transformer-engine", "Lightning precision string to opt in to fp8 via TransformerEngine", SPEC
+            )
     return out

@@ -73,7 +73,7 @@ def trace_memory(spec: dict[str, Any], dtype: str) -> dict[str, Any]:
             param_bytes, per_sample, fixed = _per_sample(spec, dtype, fake=True)
             how = "FakeTensorMode + MemTracker"
         except Exception as exc:  # data-dependent code or I/O in the factory: trace it for real
-            param_bytes, per_sample, fixed = _per_sample(spec, dtype, fake=False)
+            _param_bytes, per_sample, fixed = _per_sample(spec, dtype, fake=False)
             how = f"MemTracker on a real CPU run (fake tensors failed: {type(exc).__name__})"
         params = _param_count(spec)
     return {
@@ -98,8 +98,15 @@ def _param_count(spec) -> int:
     return sum(p.numel() for p in {id(p): p for p in model.parameters()}.values())
 
 
-def trial_batch(spec: dict[str, Any], dtype: str, device_type: str = "cuda", device_index: int = 0,
-                limit: int = 256, steps_per_trial: int = 2, max_trials: int = 25) -> dict[str, Any]:
+def trial_batch(
+    spec: dict[str, Any],
+    dtype: str,
+    device_type: str = "cuda",
+    device_index: int = 0,
+    limit: int = 256,
+    steps_per_trial: int = 2,
+    max_trials: int = 25,
+) -> dict[str, Any]:
     import torch
 
     device = torch.device(device_type, device_index) if device_type != "cpu" else torch.device("cpu")

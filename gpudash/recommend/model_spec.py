@@ -34,8 +34,9 @@ def model_spec(config: dict[str, Any]) -> dict[str, Any]:
 def describe(spec: dict[str, Any]) -> str:
     if spec["kind"] == "factory":
         return spec["factory"]
-    return ("reference transformer ({layers} layers, hidden {hidden}, {heads} heads, seq_len {seq_len}, "
-            "vocab {vocab})").format(**spec)
+    return (
+        "reference transformer ({layers} layers, hidden {hidden}, {heads} heads, seq_len {seq_len}, vocab {vocab})"
+    ).format(**spec)
 
 
 def reference_param_count(spec: dict[str, Any]) -> int:
@@ -48,7 +49,9 @@ def reference_param_count(spec: dict[str, Any]) -> int:
 def analytic_memory(spec: dict[str, Any], dtype: str) -> ModelMemory:
     s, h = spec["seq_len"], spec["hidden"]
     params = reference_param_count(spec)
-    per_sample = spec["layers"] * s * h * LAYER_BYTES_PER_TOKEN_HIDDEN[dtype] + s * spec["vocab"] * LOGIT_BYTES_PER_TOKEN_VOCAB
+    per_sample = (
+        spec["layers"] * s * h * LAYER_BYTES_PER_TOKEN_HIDDEN[dtype] + s * spec["vocab"] * LOGIT_BYTES_PER_TOKEN_VOCAB
+    )
     mask = s * s * 4  # the fp32 causal mask
     casts = 2 * params if dtype != "float32" else 0  # autocast keeps 16-bit copies of the weights for backward
     return ModelMemory(describe(spec), params, per_sample, dtype, "analytic", "estimated", fixed_bytes=mask + casts)

@@ -7,7 +7,8 @@ sample batch into a batch of n samples by cycling its rows.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -24,9 +25,18 @@ def build_reference(spec: dict[str, Any], device=None):
             self.tok = nn.Embedding(spec["vocab"], h, device=device)
             self.pos = nn.Embedding(spec["seq_len"], h, device=device)
             self.blocks = nn.ModuleList(
-                nn.TransformerEncoderLayer(h, spec["heads"], 4 * h, dropout=0.0, activation="gelu",
-                                           batch_first=True, norm_first=True, device=device)
-                for _ in range(spec["layers"]))
+                nn.TransformerEncoderLayer(
+                    h,
+                    spec["heads"],
+                    4 * h,
+                    dropout=0.0,
+                    activation="gelu",
+                    batch_first=True,
+                    norm_first=True,
+                    device=device,
+                )
+                for _ in range(spec["layers"])
+            )
             self.norm = nn.LayerNorm(h, device=device)
             self.head = nn.Linear(h, spec["vocab"], bias=False, device=device)
             self.head.weight = self.tok.weight  # tied, as in GPT-2
@@ -39,8 +49,9 @@ def build_reference(spec: dict[str, Any], device=None):
                 x = block(x, src_mask=mask, is_causal=True)
             logits = self.head(self.norm(x))
             # next-token loss in fp32 (autocast would otherwise keep the logits in 16 bits)
-            return nn.functional.cross_entropy(logits[:, :-1].float().reshape(-1, logits.size(-1)),
-                                               idx[:, 1:].reshape(-1))
+            return nn.functional.cross_entropy(
+                logits[:, :-1].float().reshape(-1, logits.size(-1)), idx[:, 1:].reshape(-1)
+            )
 
     model = Reference()
 

@@ -8,8 +8,9 @@ tree and its reason says why.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from gpudash.models import ESTIMATED, MEASURED, REPLAYED, SPEC
 

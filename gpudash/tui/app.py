@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import importlib
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -25,8 +26,8 @@ from gpudash.config import defaults
 from gpudash.devices import Machine
 from gpudash.history import History, capacity_for
 from gpudash.models import Sample
-from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui import views as view_registry
+from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.views import ViewSpec
 
 
@@ -43,14 +44,21 @@ class GpudashApp(App[int]):
     TITLE = "gpudash"
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit gpudash"),
-        Binding("question_mark", "help", "Help", key_display="?", tooltip="this screen: keys, badges, n/a, data source"),
+        Binding(
+            "question_mark", "help", "Help", key_display="?", tooltip="this screen: keys, badges, n/a, data source"
+        ),
         Binding("p", "toggle_pause", "Pause", tooltip="pause or resume live polling"),
         *(Binding(v.key, f"show_view('{v.id}')", v.title) for v in view_registry.VIEWS),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-normal")]  # below 120 columns cards drop the chart
 
-    def __init__(self, machine: Machine, config: dict[str, Any] | None = None, *,
-                 add_torch_view: Callable[[Machine], None] | None = None) -> None:
+    def __init__(
+        self,
+        machine: Machine,
+        config: dict[str, Any] | None = None,
+        *,
+        add_torch_view: Callable[[Machine], None] | None = None,
+    ) -> None:
         super().__init__()
         self.machine = machine
         self.config = config or defaults()
@@ -75,8 +83,12 @@ class GpudashApp(App[int]):
     def compose(self) -> ComposeResult:
         yield Header(icon="●")
         # Kept as a reference: a query would search the active screen, which is the help screen while it is open.
-        self._source = Static(source_line(self.machine, self.torch_state), id="source",
-                              classes="-replayed" if self.machine.replayed else "-live", markup=False)
+        self._source = Static(
+            source_line(self.machine, self.torch_state),
+            id="source",
+            classes="-replayed" if self.machine.replayed else "-live",
+            markup=False,
+        )
         yield self._source
         with TabbedContent(id="views"):
             for position, spec in enumerate(self.views):
@@ -87,7 +99,9 @@ class GpudashApp(App[int]):
 
     def on_mount(self) -> None:
         if self.config["ui"]["theme"] not in self.available_themes:
-            self.notify(f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning")
+            self.notify(
+                f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
+            )
         self._start_poll()
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch

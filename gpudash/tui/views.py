@@ -25,8 +25,9 @@ does not delay the first frame. The key becomes a footer binding and is listed o
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Union
+from typing import TYPE_CHECKING, Union
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -56,14 +57,42 @@ class ViewSpec:
 
 
 VIEWS: list[ViewSpec] = [
-    ViewSpec("dashboard", "Dashboard", "d", "gpudash.tui.screens.dashboard:DashboardView",
-             "every device: identity, live telemetry, history, precision badges"),
-    ViewSpec("recommend", "Recommendations", "r", "gpudash.tui.screens.recommend_view:RecommendView",
-             "training settings with reasons, TOML preview; x exports, R measures"),
-    ViewSpec("checks", "Checks", "c", "gpudash.tui.screens.checks_view:ChecksView",
-             "known-bug checks: status, fix, environment variables (R runs them)"),
-    ViewSpec("plugins", "Plugins", "l", "gpudash.tui.screens.plugins_view:PluginsView",
-             "plugins loaded or failed, and why"),
-    ViewSpec("precision", "Precision", "v", "gpudash.tui.screens.precision_view:PrecisionView", "spec / torch / verified per precision (R re-runs)"),
-    ViewSpec("bench", "Benchmarks", "b", "gpudash.tui.screens.bench_view:BenchView", "GFLOPS per precision and size, earlier runs (R runs)"),
+    ViewSpec(
+        "dashboard",
+        "Dashboard",
+        "d",
+        "gpudash.tui.screens.dashboard:DashboardView",
+        "every device: identity, live telemetry, history, precision badges",
+    ),
+    ViewSpec(
+        "recommend",
+        "Recommendations",
+        "r",
+        "gpudash.tui.screens.recommend_view:RecommendView",
+        "training settings with reasons, TOML preview; x exports, R measures",
+    ),
+    ViewSpec(
+        "checks",
+        "Checks",
+        "c",
+        "gpudash.tui.screens.checks_view:ChecksView",
+        "known-bug checks: status, fix, environment variables (R runs them)",
+    ),
+    ViewSpec(
+        "plugins", "Plugins", "l", "gpudash.tui.screens.plugins_view:PluginsView", "plugins loaded or failed, and why"
+    ),
+    ViewSpec(
+        "precision",
+        "Precision",
+        "v",
+        "gpudash.tui.screens.precision_view:PrecisionView",
+        "spec / torch / verified per precision (R re-runs)",
+    ),
+    ViewSpec(
+        "bench",
+        "Benchmarks",
+        "b",
+        "gpudash.tui.screens.bench_view:BenchView",
+        "GFLOPS per precision and size, earlier runs (R runs)",
+    ),
 ]

@@ -56,21 +56,35 @@ class AdaptiveMatmulBenchmark(Benchmark):
             adaptive_s = median_time(lambda: dispatcher.matmul(x, w, device=device), budget_s / 2, sync)
             reference = torch.matmul(x, w.t())
             result, used = dispatcher.matmul_with_info(x, w, device=device)
-            diff = (result.float() - reference)
+            diff = result.float() - reference
             rel_error = (diff.norm() / reference.norm()).item()
             max_abs = diff.abs().max().item()
         flops = 2.0 * n * n * n
         shape = [n, n, n]
         return [
-            BenchResult("fp32", "torch.matmul", shape, flops / base_s / 1e9, base_s,
-                        details={"role": "baseline for adaptive_matmul"}),
-            BenchResult(_precision_of(dispatcher, used, kernel), "adaptive_matmul", shape, flops / adaptive_s / 1e9,
-                        adaptive_s, details={
-                            "kernel": used, "speedup_vs_torch_matmul": base_s / adaptive_s,
-                            "rel_error_vs_fp32": rel_error, "max_abs_error_vs_fp32": max_abs,
-                            "note": f"{used}: {base_s / adaptive_s:.2f}x torch.matmul fp32, "
-                                    f"relative error {rel_error:.1e} against its result",
-                        }),
+            BenchResult(
+                "fp32",
+                "torch.matmul",
+                shape,
+                flops / base_s / 1e9,
+                base_s,
+                details={"role": "baseline for adaptive_matmul"},
+            ),
+            BenchResult(
+                _precision_of(dispatcher, used, kernel),
+                "adaptive_matmul",
+                shape,
+                flops / adaptive_s / 1e9,
+                adaptive_s,
+                details={
+                    "kernel": used,
+                    "speedup_vs_torch_matmul": base_s / adaptive_s,
+                    "rel_error_vs_fp32": rel_error,
+                    "max_abs_error_vs_fp32": max_abs,
+                    "note": f"{used}: {base_s / adaptive_s:.2f}x torch.matmul fp32, "
+                    f"relative error {rel_error:.1e} against its result",
+                },
+            ),
         ]
 
 

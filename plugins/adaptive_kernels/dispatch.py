@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from gpudash.plugins_api import Arch, Device, Kernel, KernelQuery, arch_of, collect_kernels, local_device
 
@@ -33,8 +34,9 @@ class Dispatcher:
 
     # Choosing -----------------------------------------------------------------------------------
 
-    def query(self, device: Device, x_shape, w_shape, dtype: str = "float32",
-              requires_grad: bool = False) -> KernelQuery:
+    def query(
+        self, device: Device, x_shape, w_shape, dtype: str = "float32", requires_grad: bool = False
+    ) -> KernelQuery:
         facts = (device.vendor, device.compute_capability, device.gfx_target, tuple(device.cpu_features))
         with self._lock:
             arch = self._arches.get(facts)
@@ -54,8 +56,14 @@ class Dispatcher:
                 self._mark_broken(query.device, kernel, f"its predicate raised {type(exc).__name__}: {exc}")
         return out
 
-    def choose(self, device: Device, x_shape=(1024, 1024), w_shape=(1024, 1024), dtype: str = "float32",
-               requires_grad: bool = False) -> Kernel:
+    def choose(
+        self,
+        device: Device,
+        x_shape=(1024, 1024),
+        w_shape=(1024, 1024),
+        dtype: str = "float32",
+        requires_grad: bool = False,
+    ) -> Kernel:
         """The kernel a call with these shapes would use on `device` (no torch needed)."""
         found = self.candidates(self.query(device, x_shape, w_shape, dtype, requires_grad))
         if not found:
@@ -65,7 +73,7 @@ class Dispatcher:
     def explain(self, device: Device, x_shape=(1024, 1024), w_shape=(1024, 1024), requires_grad: bool = False) -> str:
         query = self.query(device, x_shape, w_shape, requires_grad=requires_grad)
         kernel = self.choose(device, x_shape, w_shape, requires_grad=requires_grad)
-        ident = device.compute_capability and f"cc {device.compute_capability}" or device.gfx_target or device.vendor
+        ident = (device.compute_capability and f"cc {device.compute_capability}") or device.gfx_target or device.vendor
         return f"{kernel.name} on {query.arch.family} ({ident}): {kernel.description}"
 
     # Running ------------------------------------------------------------------------------------
@@ -109,8 +117,11 @@ class Dispatcher:
             if (device.key, kernel.name) in self._broken:
                 return
             self._broken.add((device.key, kernel.name))
-        warnings.warn(f"adaptive matmul: kernel {kernel.name} left out on {device.key} because {why}",
-                      RuntimeWarning, stacklevel=3)
+        warnings.warn(
+            f"adaptive matmul: kernel {kernel.name} left out on {device.key} because {why}",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 _default: Dispatcher | None = None

@@ -37,9 +37,7 @@ def _fp8(q: KernelQuery, dtype_name: str) -> bool:
     if q.requires_grad or not _fp8_shapes_ok(q):
         return False
     rocm = q.device.rocm_version
-    if q.device.vendor == "amd" and dtype_name == "float8_e4m3fn" and rocm is not None and rocm < OCP_FP8_MIN_ROCM:
-        return False
-    return True
+    return not (q.device.vendor == "amd" and dtype_name == "float8_e4m3fn" and rocm is not None and rocm < OCP_FP8_MIN_ROCM)
 
 
 def wants_fp8_fnuz(q: KernelQuery) -> bool:
@@ -93,17 +91,50 @@ def _scaled_fp8_matmul(dtype_name: str):
     return matmul_fp8
 
 
-FP8_FNUZ = Kernel("matmul", "fp8_e4m3fnuz_scaled_mm", "fp8_e4m3", wants_fp8_fnuz,
-                  _scaled_fp8_matmul("float8_e4m3fnuz"), priority=40,
-                  description="per-tensor scaled fp8 e4m3 (FNUZ dtypes) where the part has fp8: gfx942 (MI300)")
-FP8_OCP = Kernel("matmul", "fp8_e4m3fn_scaled_mm", "fp8_e4m3", wants_fp8_ocp,
-                 _scaled_fp8_matmul("float8_e4m3fn"), priority=40,
-                 description="per-tensor scaled fp8 e4m3 (OCP dtypes): cc 8.9+, gfx950, gfx1200/gfx1201")
-BF16 = Kernel("matmul", "bf16", "bf16", wants_bf16, _cast_matmul("bfloat16"), priority=30,
-              description="bf16 where the hardware has it natively (Ampere+, CDNA, RDNA4, AVX512-BF16/AMX CPUs)")
-FP16 = Kernel("matmul", "fp16", "fp16", wants_fp16, _cast_matmul("float16"), priority=20,
-              description="fp16 on Volta/Turing tensor cores, and on RDNA3/RDNA3.5 instead of their troubled bf16")
-FP32 = Kernel("matmul", "fp32", "fp32", always, _cast_matmul("float32"), priority=0,
-              description="fp32 everywhere else; the fallback")
+FP8_FNUZ = Kernel(
+    "matmul",
+    "fp8_e4m3fnuz_scaled_mm",
+    "fp8_e4m3",
+    wants_fp8_fnuz,
+    _scaled_fp8_matmul("float8_e4m3fnuz"),
+    priority=40,
+    description="per-tensor scaled fp8 e4m3 (FNUZ dtypes) where the part has fp8: gfx942 (MI300)",
+)
+FP8_OCP = Kernel(
+    "matmul",
+    "fp8_e4m3fn_scaled_mm",
+    "fp8_e4m3",
+    wants_fp8_ocp,
+    _scaled_fp8_matmul("float8_e4m3fn"),
+    priority=40,
+    description="per-tensor scaled fp8 e4m3 (OCP dtypes): cc 8.9+, gfx950, gfx1200/gfx1201",
+)
+BF16 = Kernel(
+    "matmul",
+    "bf16",
+    "bf16",
+    wants_bf16,
+    _cast_matmul("bfloat16"),
+    priority=30,
+    description="bf16 where the hardware has it natively (Ampere+, CDNA, RDNA4, AVX512-BF16/AMX CPUs)",
+)
+FP16 = Kernel(
+    "matmul",
+    "fp16",
+    "fp16",
+    wants_fp16,
+    _cast_matmul("float16"),
+    priority=20,
+    description="fp16 on Volta/Turing tensor cores, and on RDNA3/RDNA3.5 instead of their troubled bf16",
+)
+FP32 = Kernel(
+    "matmul",
+    "fp32",
+    "fp32",
+    always,
+    _cast_matmul("float32"),
+    priority=0,
+    description="fp32 everywhere else; the fallback",
+)
 
 BUILTIN_KERNELS = (FP8_FNUZ, FP8_OCP, BF16, FP16, FP32)

@@ -13,8 +13,15 @@ from .dispatch import Dispatcher, default_dispatcher
 
 
 class AdaptiveLinear(nn.Linear):
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None,
-                 dispatcher: Dispatcher | None = None) -> None:
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device=None,
+        dtype=None,
+        dispatcher: Dispatcher | None = None,
+    ) -> None:
         super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
         self.dispatcher = dispatcher
         self.last_kernel: str | None = None  # the kernel the latest forward used
@@ -26,8 +33,9 @@ class AdaptiveLinear(nn.Linear):
     @classmethod
     def from_linear(cls, linear: nn.Linear, dispatcher: Dispatcher | None = None) -> AdaptiveLinear:
         """An AdaptiveLinear sharing `linear`'s weight and bias tensors."""
-        new = cls(linear.in_features, linear.out_features, bias=linear.bias is not None, device="meta",
-                  dispatcher=dispatcher)
+        new = cls(
+            linear.in_features, linear.out_features, bias=linear.bias is not None, device="meta", dispatcher=dispatcher
+        )
         new.weight = linear.weight
         new.bias = linear.bias
         return new

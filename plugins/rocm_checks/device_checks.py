@@ -9,18 +9,25 @@ from gpudash.plugins_api import Check, CheckResult
 from . import probes
 from .gates import RocmDeviceCheck
 
-CPU_CONVERT_FIX = ("Convert bf16 to fp32 on the CPU (t.cpu().float()) instead of on the GPU, and load bf16 "
-                   "caches with dtype=torch.float32; or avoid bf16 here (fp16 autocast with a GradScaler, or fp32).")
+CPU_CONVERT_FIX = (
+    "Convert bf16 to fp32 on the CPU (t.cpu().float()) instead of on the GPU, and load bf16 "
+    "caches with dtype=torch.float32; or avoid bf16 here (fp16 autocast with a GradScaler, or fp32)."
+)
 
 
 def _verdict(check: Check, report: dict[str, Any], what: str, remediation: str) -> CheckResult:
     report = {**report, "precision": "bf16"}  # names the precision these results vouch for (or against)
     if report["mismatches"] == 0:
-        return check.passed(f"{what}: {report['elements']} values in {report['cases']} cases match the CPU bit "
-                            "for bit", details=report)
+        return check.passed(
+            f"{what}: {report['elements']} values in {report['cases']} cases match the CPU bit for bit", details=report
+        )
     zeros = f", {report['zeros_where_nonzero']} became zero" if report["zeros_where_nonzero"] else ""
-    return check.failed(f"{what}: {report['mismatches']} of {report['elements']} values differ from the CPU{zeros} "
-                        f"(first: {report['first_failure']})", remediation=remediation, details=report)
+    return check.failed(
+        f"{what}: {report['mismatches']} of {report['elements']} values differ from the CPU{zeros} "
+        f"(first: {report['first_failure']})",
+        remediation=remediation,
+        details=report,
+    )
 
 
 class Bf16ToFp32(RocmDeviceCheck):
@@ -36,8 +43,9 @@ class Bf16CpuRoundTrip(RocmDeviceCheck):
     description = "bf16 between device and CPU, and fp32 -> bf16 rounding on the device"
 
     def run_on_torch(self, torch: Any, where: str) -> CheckResult:
-        fix = ("Move tensors to the CPU as fp32 (t.to(torch.float32).cpu()) and convert there; "
-               "keep bf16 only on the GPU.")
+        fix = (
+            "Move tensors to the CPU as fp32 (t.to(torch.float32).cpu()) and convert there; keep bf16 only on the GPU."
+        )
         return _verdict(self, probes.round_trip_report(torch, where), "bf16 device/CPU round trip", fix)
 
 
@@ -47,9 +55,13 @@ class Bf16SaveLoad(RocmDeviceCheck):
 
     def run_on_torch(self, torch: Any, where: str) -> CheckResult:
         report = probes.save_load_report(torch, where)
-        return _verdict(self, report, f"bf16 save/load via {report['format'].split(' ')[0]}",
-                        "Save bf16 caches as fp32 (convert on the device before .cpu()) or load them on the CPU "
-                        "with dtype=torch.float32 and convert there.")
+        return _verdict(
+            self,
+            report,
+            f"bf16 save/load via {report['format'].split(' ')[0]}",
+            "Save bf16 caches as fp32 (convert on the device before .cpu()) or load them on the CPU "
+            "with dtype=torch.float32 and convert there.",
+        )
 
 
 class Bf16CacheNanInf(RocmDeviceCheck):
@@ -62,22 +74,25 @@ class Bf16CacheNanInf(RocmDeviceCheck):
 
 def cache_verdict(check: Check, report: dict[str, Any]) -> CheckResult:
     report = {**report, "precision": "bf16"}
-    fix = ("Before writing a cache: t = torch.nan_to_num(t) and assert torch.isfinite(t).all(); store caches as fp32 "
-           "(convert on the device before .cpu()) or load them with dtype=torch.float32.")
+    fix = (
+        "Before writing a cache: t = torch.nan_to_num(t) and assert torch.isfinite(t).all(); store caches as fp32 "
+        "(convert on the device before .cpu()) or load them with dtype=torch.float32."
+    )
     problems = []
     for path, numbers in report["paths"].items():
         if numbers["nonfinite"]:
             problems.append(f"{numbers['nonfinite']} NaN/Inf via {path}")
         if numbers["zero_fraction"] > report["reference_zero_fraction"] + 0.01:
             problems.append(f"{numbers['zero_fraction']:.0%} zeros via {path}")
-        if numbers["max_rel_diff_vs_cpu"] > 2 ** -7:  # more than one bf16 rounding step away from the CPU
+        if numbers["max_rel_diff_vs_cpu"] > 2**-7:  # more than one bf16 rounding step away from the CPU
             problems.append(f"values off by up to {numbers['max_rel_diff_vs_cpu']:.1e} relative via {path}")
     if not report["mean_finite"]:
         problems.append("the cache's mean is not finite")
     if problems:
         return check.failed("bf16 cache: " + "; ".join(problems), remediation=fix, details=report)
-    return check.passed("bf16 cache made on the device is finite and matches the CPU on every save path",
-                        details=report)
+    return check.passed(
+        "bf16 cache made on the device is finite and matches the CPU on every save path", details=report
+    )
 
 
 DEVICE_CHECKS = (Bf16ToFp32, Bf16CpuRoundTrip, Bf16SaveLoad, Bf16CacheNanInf)

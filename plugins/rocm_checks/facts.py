@@ -71,7 +71,8 @@ class KnownIssue:
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
     KnownIssue(
-        RDNA35_BF16_PARTIAL, "warn",
+        RDNA35_BF16_PARTIAL,
+        "warn",
         "bf16 is partial: a bf16 accumulation crash at small batch sizes and NaN with Adam beta2 < 0.97 "
         "reported; the ROCm compatibility guide also reports bf16->fp32 giving zeros (the device checks test it)",
         "Convert bf16 to fp32 on the CPU (t.cpu().float()), load caches with dtype=float32, check for NaN; if bf16 "
@@ -82,24 +83,28 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         precisions=("bf16",),
     ),
     KnownIssue(
-        RDNA35_BF16_PARTIAL, "warn",
+        RDNA35_BF16_PARTIAL,
+        "warn",
         "fp32 matmul reported far slower than fp16 here",
         "Train with fp16 or bf16 autocast rather than fp32; enable TunableOp when benchmarking.",
         {"PYTORCH_TUNABLEOP_ENABLED": "1"},
         ("ROCm/legacy-rocm-build#4499", "ROCm/legacy-rocm-build#5807"),
     ),
     KnownIssue(
-        RDNA3, "warn",
+        RDNA3,
+        "warn",
         "bf16 GEMMs through rocBLAS reported wrong on gfx1100, and bf16 loads returning zeros on RDNA3; the ROCm "
         "compatibility guide disables bf16 on RDNA3",
         "Prefer fp16 autocast with a GradScaler, or route GEMMs through hipBLASLt where it supports this target "
         "(set below when it does).",
         {"TORCH_BLAS_PREFER_HIPBLASLT": "1"},
         ("pytorch/pytorch#189394", "modular/modular#5466", "seeds/rocm-compatibility-guide.md"),
-        needs_hipblaslt=True, precisions=("bf16",),
+        needs_hipblaslt=True,
+        precisions=("bf16",),
     ),
     KnownIssue(
-        ("gfx1201",), "warn",
+        ("gfx1201",),
+        "warn",
         "hipBLASLt fp32 matmul reported silently wrong (mostly zeros, no error) on gfx1201",
         "Use hipBLAS for GEMMs; to confirm on this machine, compare a large fp32 matmul against the CPU "
         "(HIPBLASLT_LOG_MASK=32 prints hipblaslt-bench repro lines).",
@@ -107,7 +112,8 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         ("ROCm/rocm-libraries#5706",),
     ),
     KnownIssue(
-        RDNA1, "warn",
+        RDNA1,
+        "warn",
         "RDNA1 has no hipBLASLt (torch warns and falls back to hipBLAS), is in no official PyTorch ROCm wheel "
         "(HSA_OVERRIDE_GFX_VERSION spoofing has given wrong results), and has no bf16 hardware",
         "Use hipBLAS directly (set below), train in fp32 (the enhancement summary ran without mixed precision "
@@ -125,5 +131,7 @@ NOTES: dict[str, str] = {
 }
 
 # Operations the enhancement summary routes to the CPU, by gfx target.
-FFT_ON_CPU = {gfx: "the GPU enhancement summary (RX 5600 XT, ROCm 6.2) saw system hangs in FFTs and routes "
-                   "them to the CPU" for gfx in RDNA1}
+FFT_ON_CPU = {
+    gfx: "the GPU enhancement summary (RX 5600 XT, ROCm 6.2) saw system hangs in FFTs and routes them to the CPU"
+    for gfx in RDNA1
+}

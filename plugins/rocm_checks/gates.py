@@ -24,8 +24,10 @@ def amd_target(check: Check, device: Device) -> str | CheckResult:
         return _not_amd(check, device)
     gfx = facts.parse_gfx(device.gfx_target)
     if gfx is None:
-        return check.warned(f"the gfx target of {device.name} is unknown, so the ROCm tables cannot be consulted",
-                            remediation="Run with torch installed (it reports gcnArchName) or amdsmi available.")
+        return check.warned(
+            f"the gfx target of {device.name} is unknown, so the ROCm tables cannot be consulted",
+            remediation="Run with torch installed (it reports gcnArchName) or amdsmi available.",
+        )
     return gfx
 
 

@@ -10,13 +10,32 @@ from __future__ import annotations
 
 import os
 import tempfile
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-SIZES = (1, 3, 64, 4097, 2 ** 20 + 3)
+SIZES = (1, 3, 64, 4097, 2**20 + 3)
 
 # Hard cases for a conversion: signed zeros, min normal, subnormals, bf16's extremes, fp8/fp16 maxima.
-SPECIALS = (0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.140625, 2.0 ** -126, 2.0 ** -130, -(2.0 ** -133),
-            3.3895313892515355e38, -3.3895313892515355e38, 1e30, 65504.0, 448.0, 240.0, 57344.0, 1e-30)
+SPECIALS = (
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    0.5,
+    -2.0,
+    3.140625,
+    2.0**-126,
+    2.0**-130,
+    -(2.0**-133),
+    3.3895313892515355e38,
+    -3.3895313892515355e38,
+    1e30,
+    65504.0,
+    448.0,
+    240.0,
+    57344.0,
+    1e-30,
+)
 
 
 def known_bf16(torch, size: int):
@@ -55,14 +74,23 @@ class _Tally:
             self.first = f"{label}: {differ} of {n} differ ({zeros} became zero)"
 
     def report(self, **extra: Any) -> dict[str, Any]:
-        return {"cases": self.cases, "elements": self.elements, "mismatches": self.mismatches,
-                "zeros_where_nonzero": self.zeros, "first_failure": self.first, **extra}
+        return {
+            "cases": self.cases,
+            "elements": self.elements,
+            "mismatches": self.mismatches,
+            "zeros_where_nonzero": self.zeros,
+            "first_failure": self.first,
+            **extra,
+        }
 
 
 def conversion_report(torch, device: str, convert: Callable | None = None, sizes=SIZES) -> dict[str, Any]:
     """bf16 -> fp32 on `device` (`.float()` and `.to(torch.float32)` by default) against the CPU."""
-    converters = {"convert": convert} if convert else {
-        ".float()": lambda t: t.float(), ".to(torch.float32)": lambda t: t.to(torch.float32)}
+    converters = (
+        {"convert": convert}
+        if convert
+        else {".float()": lambda t: t.float(), ".to(torch.float32)": lambda t: t.to(torch.float32)}
+    )
     tally = _Tally()
     for size in sizes:
         src = known_bf16(torch, size)
@@ -87,8 +115,9 @@ def round_trip_report(torch, device: str, sizes=SIZES) -> dict[str, Any]:
         tally.add(f"fp32 on {device} then .cpu() n={size}", *_compare(torch, via_fp32, src), size)
         f32 = torch.randn(size, generator=gen) * 1000  # needs rounding: device and CPU must round alike
         rounded = f32.to(device).to(torch.bfloat16).cpu()
-        tally.add(f"fp32 -> bf16 rounding on {device} n={size}",
-                  *_compare(torch, rounded, f32.to(torch.bfloat16)), size)
+        tally.add(
+            f"fp32 -> bf16 rounding on {device} n={size}", *_compare(torch, rounded, f32.to(torch.bfloat16)), size
+        )
     return tally.report()
 
 
@@ -119,8 +148,11 @@ def save_load_report(torch, device: str, directory: str | None = None) -> dict[s
             tally.add(f"{name} saved and loaded as bf16", *_compare(torch, got.cpu(), src), src.numel())
             # The guide's workaround: load on the CPU and convert there.
             tally.add(f"{name} loaded as fp32", *_compare(torch, on_cpu[name].float(), src.float()), src.numel())
-            tally.add(f"{name} loaded bf16 then .float() on {device}", *_compare(torch, got.float().cpu(), src.float()),
-                      src.numel())
+            tally.add(
+                f"{name} loaded bf16 then .float() on {device}",
+                *_compare(torch, got.float().cpu(), src.float()),
+                src.numel(),
+            )
     return tally.report(format=fmt)
 
 
@@ -131,8 +163,10 @@ def cache_report(torch, device: str, process: Callable | None = None) -> dict[st
     latents = (torch.randn(4, 16, 32, 32, generator=gen) * 4).to(torch.bfloat16)
     reference = process(latents)  # the same op on the CPU
     produced = process(latents.to(device))
-    paths = {"direct .cpu()": produced.cpu(),
-             "fp32 on device, .cpu(), back to bf16": produced.to(torch.float32).cpu().to(torch.bfloat16)}
+    paths = {
+        "direct .cpu()": produced.cpu(),
+        "fp32 on device, .cpu(), back to bf16": produced.to(torch.float32).cpu().to(torch.bfloat16),
+    }
     out: dict[str, Any] = {"paths": {}}
     ref_zero = float((reference == 0).float().mean())
     for name, cached in paths.items():

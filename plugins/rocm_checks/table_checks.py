@@ -37,7 +37,8 @@ class HipblasltSupport(RocmTableCheck):
         supported_since = facts.listed_since(facts.HIPBLASLT_SUPPORTED, gfx)
         preferred_since = facts.listed_since(facts.HIPBLASLT_PREFERRED, gfx)
         details: dict[str, Any] = {
-            "gfx_target": gfx, "rocm": facts.version_text(rocm),
+            "gfx_target": gfx,
+            "rocm": facts.version_text(rocm),
             "supported_since_rocm": facts.version_text(supported_since) if supported_since else None,
             "default_since_rocm": facts.version_text(preferred_since) if preferred_since else None,
             "source": facts.HIPBLASLT_SOURCE,
@@ -46,35 +47,51 @@ class HipblasltSupport(RocmTableCheck):
         if backend:
             details["torch_preferred_blas_library"] = backend
         off = {facts.BLAS_ENV: "0"}
-        fallback = ("torch warns \"Attempting to use hipBLASLt on an unsupported architecture!\" and falls back "
-                    "to hipBLAS")
+        fallback = 'torch warns "Attempting to use hipBLASLt on an unsupported architecture!" and falls back to hipBLAS'
         if supported_since is None:
-            return self.warned(f"hipBLASLt does not support {gfx} in any ROCm release: {fallback}",
-                               remediation=f"Set {facts.BLAS_ENV}=0 so torch uses hipBLAS from the start.",
-                               env=off, details=details)
+            return self.warned(
+                f"hipBLASLt does not support {gfx} in any ROCm release: {fallback}",
+                remediation=f"Set {facts.BLAS_ENV}=0 so torch uses hipBLAS from the start.",
+                env=off,
+                details=details,
+            )
         since = facts.version_text(supported_since)
         if rocm is None:
-            return self.warned(f"ROCm version unknown: hipBLASLt supports {gfx} from ROCm {since}",
-                               remediation=f"With an older ROCm, set {facts.BLAS_ENV}=0 (hipBLAS); with ROCm {since} "
-                                           "or newer nothing is needed.", details=details)
+            return self.warned(
+                f"ROCm version unknown: hipBLASLt supports {gfx} from ROCm {since}",
+                remediation=f"With an older ROCm, set {facts.BLAS_ENV}=0 (hipBLAS); with ROCm {since} "
+                "or newer nothing is needed.",
+                details=details,
+            )
         if rocm < supported_since:
-            return self.warned(f"hipBLASLt does not support {gfx} with ROCm {facts.version_text(rocm)} "
-                               f"(from ROCm {since}): {fallback}",
-                               remediation=f"Set {facts.BLAS_ENV}=0 to use hipBLAS without the fallback, or move to "
-                                           f"ROCm {since} or newer.", env=off, details=details)
+            return self.warned(
+                f"hipBLASLt does not support {gfx} with ROCm {facts.version_text(rocm)} "
+                f"(from ROCm {since}): {fallback}",
+                remediation=f"Set {facts.BLAS_ENV}=0 to use hipBLAS without the fallback, or move to "
+                f"ROCm {since} or newer.",
+                env=off,
+                details=details,
+            )
         for issue in facts.KNOWN_ISSUES:
             if gfx in issue.targets and issue.env.get(facts.BLAS_ENV) == "0":
-                return self.warned(f"hipBLASLt supports {gfx} with {_rocm_text(device)}, but {issue.summary} "
-                                   f"({', '.join(issue.refs)})", remediation=issue.remediation, env=off,
-                                   details=details)
+                return self.warned(
+                    f"hipBLASLt supports {gfx} with {_rocm_text(device)}, but {issue.summary} "
+                    f"({', '.join(issue.refs)})",
+                    remediation=issue.remediation,
+                    env=off,
+                    details=details,
+                )
         if preferred_since is not None and rocm >= preferred_since:
-            return self.passed(f"hipBLASLt supports {gfx} with {_rocm_text(device)} and torch uses it by default",
-                               details=details)
-        return self.passed(f"hipBLASLt supports {gfx} with {_rocm_text(device)}; torch defaults to hipBLAS here",
-                           remediation=f"{facts.BLAS_ENV}=1 selects hipBLASLt: benchmark both before switching "
-                                       "(hipBLASLt was slower on gfx1151, ROCm/legacy-rocm-build#5643; gfx110x "
-                                       "defaults to hipBLAS for a regression, ROCm/pytorch#2167).",
-                           details=details)
+            return self.passed(
+                f"hipBLASLt supports {gfx} with {_rocm_text(device)} and torch uses it by default", details=details
+            )
+        return self.passed(
+            f"hipBLASLt supports {gfx} with {_rocm_text(device)}; torch defaults to hipBLAS here",
+            remediation=f"{facts.BLAS_ENV}=1 selects hipBLASLt: benchmark both before switching "
+            "(hipBLASLt was slower on gfx1151, ROCm/legacy-rocm-build#5643; gfx110x "
+            "defaults to hipBLAS for a regression, ROCm/pytorch#2167).",
+            details=details,
+        )
 
 
 class KnownIssues(RocmTableCheck):
@@ -100,9 +117,12 @@ class KnownIssues(RocmTableCheck):
         remediation = " ".join(issue.remediation for issue in matches)
         if skipped_env:
             remediation += " Not set: " + "; ".join(skipped_env) + "."
-        details = {"gfx_target": gfx, "family": family,
-                   "precisions": sorted({p for i in matches for p in i.precisions}),
-                   "issues": [{"summary": i.summary, "refs": list(i.refs), "env": i.env} for i in matches]}
+        details = {
+            "gfx_target": gfx,
+            "family": family,
+            "precisions": sorted({p for i in matches for p in i.precisions}),
+            "issues": [{"summary": i.summary, "refs": list(i.refs), "env": i.env} for i in matches],
+        }
         summary = f"{gfx} ({family}): " + "; ".join(i.summary for i in matches)
         return self.result(status, summary, remediation=remediation, env=env, details=details)
 
@@ -122,22 +142,28 @@ class FftStability(RocmTableCheck):
 
     def run_on_target(self, device: Device, gfx: str) -> CheckResult:
         if gfx in facts.FFT_ON_CPU:
-            return self.warned(f"FFT routed to the CPU on {gfx}: {facts.FFT_ON_CPU[gfx]}",
-                               remediation="Run torch.fft on CPU tensors (x.cpu()) and move the result back; "
-                                           "gpudash does not run FFTs on this GPU.",
-                               details={"gfx_target": gfx, "ran_on_device": False, "routing": {"fft": "cpu"}})
+            return self.warned(
+                f"FFT routed to the CPU on {gfx}: {facts.FFT_ON_CPU[gfx]}",
+                remediation="Run torch.fft on CPU tensors (x.cpu()) and move the result back; "
+                "gpudash does not run FFTs on this GPU.",
+                details={"gfx_target": gfx, "ran_on_device": False, "routing": {"fft": "cpu"}},
+            )
         ready = rocm_torch(self, device)  # skips a replayed machine: "not run: replayed"
         if isinstance(ready, CheckResult):
             return ready
         torch, where = ready
         report = fft_report(torch, where)
         if report["max_rel_error"] <= 1e-4 and report["finite"]:
-            return self.passed(f"rfft/irfft on {where} match the CPU "
-                               f"(max relative error {report['max_rel_error']:.1e})", details=report)
-        return self.failed(f"FFT on {where} differs from the CPU (max relative error {report['max_rel_error']:.1e}, "
-                           f"finite: {report['finite']})",
-                           remediation="Run torch.fft on CPU tensors (x.cpu()) and move the result back.",
-                           details=report)
+            return self.passed(
+                f"rfft/irfft on {where} match the CPU (max relative error {report['max_rel_error']:.1e})",
+                details=report,
+            )
+        return self.failed(
+            f"FFT on {where} differs from the CPU (max relative error {report['max_rel_error']:.1e}, "
+            f"finite: {report['finite']})",
+            remediation="Run torch.fft on CPU tensors (x.cpu()) and move the result back.",
+            details=report,
+        )
 
 
 FFT_SIZES = (1024, 4097, 65536)  # a power of two, an odd length, and a large one
@@ -153,8 +179,11 @@ def fft_report(torch, device: str) -> dict[str, Any]:
         got = torch.fft.rfft(signal.to(device)).cpu()
         back = torch.fft.irfft(torch.fft.rfft(signal.to(device)), n=n).cpu()
         finite = finite and bool(torch.isfinite(torch.view_as_real(got)).all() and torch.isfinite(back).all())
-        worst = max(worst, float((got - want).abs().max() / want.abs().max()),
-                    float((back - signal).abs().max() / signal.abs().max()))
+        worst = max(
+            worst,
+            float((got - want).abs().max() / want.abs().max()),
+            float((back - signal).abs().max() / signal.abs().max()),
+        )
     return {"sizes": list(FFT_SIZES), "max_rel_error": worst, "finite": finite, "ran_on_device": True}
 
 

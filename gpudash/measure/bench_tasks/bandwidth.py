@@ -7,7 +7,7 @@ pin_memory=True, and counts the bytes moved once.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from gpudash.measure.bench_tasks.clocks import OverBudget, clock_for, measure
 from gpudash.measure.bench_tasks.matmul import error_text
@@ -18,8 +18,9 @@ def _result(op: str, nbytes: int, moved: int, timing) -> dict:
     return {"op": op, "status": "ok", "bytes": nbytes, "gbps": moved / stats["median_s"] / 1e9, **stats}
 
 
-def run(device: str, nbytes: int, measure_s: float, case_budget_s: float,
-        progress: Callable[..., None] | None = None) -> dict:
+def run(
+    device: str, nbytes: int, measure_s: float, case_budget_s: float, progress: Callable[..., None] | None = None
+) -> dict:
     import torch
 
     progress = progress or (lambda **info: None)
@@ -31,8 +32,13 @@ def run(device: str, nbytes: int, measure_s: float, case_budget_s: float,
     out["cases"].append(_copy(torch, device, nbytes, clock, measure_s, case_budget_s))
     progress(op="host_to_device", done=1, total=2)
     if device == "cpu":
-        out["cases"].append({"op": "host_to_device", "status": "not_run",
-                             "reason": "the CPU is the host: there is no separate device memory"})
+        out["cases"].append(
+            {
+                "op": "host_to_device",
+                "status": "not_run",
+                "reason": "the CPU is the host: there is no separate device memory",
+            }
+        )
     else:
         out["cases"].append(_host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s))
     progress(op=None, done=2, total=2)
@@ -44,6 +50,7 @@ def _copy(torch, device, nbytes, clock, measure_s, case_budget_s) -> dict:
         src = torch.ones(nbytes, dtype=torch.uint8, device=device)
         dst = torch.empty_like(src).fill_(2)  # touched now, so the timed copies do not pay for page faults
         return lambda: dst.copy_(src)
+
     return _case("copy", nbytes, 2 * nbytes, prepare, clock, measure_s, case_budget_s)
 
 
@@ -52,17 +59,24 @@ def _host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s) -> d
         host = torch.ones(nbytes, dtype=torch.uint8).pin_memory()
         dst = torch.empty(nbytes, dtype=torch.uint8, device=device).fill_(2)
         return lambda: dst.copy_(host, non_blocking=True)
+
     return _case("host_to_device", nbytes, nbytes, prepare, clock, measure_s, case_budget_s)
 
 
-def _case(op: str, nbytes: int, moved: int, prepare: Callable[[], Callable[[], object]], clock, measure_s,
-          case_budget_s) -> dict:
+def _case(
+    op: str, nbytes: int, moved: int, prepare: Callable[[], Callable[[], object]], clock, measure_s, case_budget_s
+) -> dict:
     """Time the copy `prepare()` returns; `moved` bytes count toward GB/s. Failures become the case's status."""
     try:
         timing = measure(prepare(), clock, measure_s=measure_s, case_budget_s=case_budget_s)
         return _result(op, nbytes, moved, timing)
     except OverBudget as exc:
-        return {"op": op, "status": "over_budget", "bytes": nbytes, "call_s": exc.call_s,
-                "reason": f"one copy took {exc.call_s:.3g} s, over the {case_budget_s:g} s case budget"}
+        return {
+            "op": op,
+            "status": "over_budget",
+            "bytes": nbytes,
+            "call_s": exc.call_s,
+            "reason": f"one copy took {exc.call_s:.3g} s, over the {case_budget_s:g} s case budget",
+        }
     except Exception as exc:
         return {"op": op, "status": "error", "bytes": nbytes, "reason": error_text(exc)}

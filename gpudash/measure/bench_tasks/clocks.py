@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from gpudash.measure.bench_tasks.contention import OtherLoad
 
@@ -100,8 +100,9 @@ class OverBudget(Exception):
         self.call_s = call_s
 
 
-def measure(call: Callable[[], object], clock, *, measure_s: float, case_budget_s: float,
-            min_reps: int = MIN_REPS) -> Timing:
+def measure(
+    call: Callable[[], object], clock, *, measure_s: float, case_budget_s: float, min_reps: int = MIN_REPS
+) -> Timing:
     """Warm up for about a quarter of `measure_s`, then time calls for `measure_s` (at least `min_reps`),
     never starting a call that would take the case past `case_budget_s`. At least one call is timed,
     so a case whose first call nearly fills the budget can take up to twice the budget."""

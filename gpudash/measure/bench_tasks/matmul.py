@@ -11,11 +11,10 @@ reference kernel, an emulated dtype) is recorded with its reason and never stall
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from gpudash.measure.bench_tasks.clocks import OverBudget, clock_for, measure
 from gpudash.measure.bench_tasks.operands import NotRunnable, check_alignment, dtype_names, make_matmul, set_fp32_mode
-
 
 RETRY_LOAD = 0.25  # other processes took over a quarter of the CPU while a case was timed
 
@@ -39,9 +38,16 @@ def _is_oom(torch, exc: BaseException) -> bool:
     return (oom is not None and isinstance(exc, oom)) or "out of memory" in str(exc).lower()
 
 
-def sweep(device: str, precision: str, shapes: list[list[int]], measure_s: float, case_budget_s: float,
-          dtypes: dict[str, str | None] | None = None, sweep_budget_s: float | None = None,
-          progress: Callable[..., None] | None = None) -> dict:
+def sweep(
+    device: str,
+    precision: str,
+    shapes: list[list[int]],
+    measure_s: float,
+    case_budget_s: float,
+    dtypes: dict[str, str | None] | None = None,
+    sweep_budget_s: float | None = None,
+    progress: Callable[..., None] | None = None,
+) -> dict:
     """Measure each shape; returns {"precision", "device", "cases": [...], "stopped", "failure_reason", ...}.
 
     sweep_budget_s: no new shape starts once the sweep has run this long (the quick mode's time cap)."""
@@ -49,9 +55,17 @@ def sweep(device: str, precision: str, shapes: list[list[int]], measure_s: float
 
     dtypes = dtypes or {}
     progress = progress or (lambda **info: None)
-    out: dict = {"op": "matmul", "precision": precision, "device": device, "torch": torch.__version__,
-                 "threads": torch.get_num_threads() if device == "cpu" else None,
-                 "cases": [], "stopped": None, "failure_reason": None, "dtypes": None}
+    out: dict = {
+        "op": "matmul",
+        "precision": precision,
+        "device": device,
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads() if device == "cpu" else None,
+        "cases": [],
+        "stopped": None,
+        "failure_reason": None,
+        "dtypes": None,
+    }
     ordered = sorted((tuple(s) for s in shapes), key=_flops)
     rate = 0.0  # best FLOP/s seen so far
     began = time.monotonic()
@@ -88,8 +102,10 @@ def sweep(device: str, precision: str, shapes: list[list[int]], measure_s: float
             timing = _timed(call, clock, measure_s, case_budget_s, may_retry, case)
         except OverBudget as exc:
             gflops = _flops(shape) / exc.call_s / 1e9
-            out["stopped"] = (f"slow path: one {_label(shape)} call took {exc.call_s:.3g} s ({gflops:.3g} GFLOPS), "
-                              f"over the {case_budget_s:g} s case budget; larger shapes skipped")
+            out["stopped"] = (
+                f"slow path: one {_label(shape)} call took {exc.call_s:.3g} s ({gflops:.3g} GFLOPS), "
+                f"over the {case_budget_s:g} s case budget; larger shapes skipped"
+            )
             case.update(status="over_budget", call_s=exc.call_s, reason=out["stopped"])
             continue
         except Exception as exc:
@@ -108,22 +124,28 @@ def sweep(device: str, precision: str, shapes: list[list[int]], measure_s: float
         stats = timing.summary()
         # Predict the next shape from the fastest call: a slow path is slow every time, contention is not.
         rate = max(rate, _flops(shape) / stats["min_s"])
-        case.update(status="ok", gflops=_flops(shape) / stats["median_s"] / 1e9, first_call_s=timing.first_call_s,
-                    **stats)
+        case.update(
+            status="ok", gflops=_flops(shape) / stats["median_s"] / 1e9, first_call_s=timing.first_call_s, **stats
+        )
     progress(precision=precision, shape=None, done=len(ordered), total=len(ordered))
     return out
 
 
-def _stop_before(shape, first: bool, began: float, rate: float, case_budget_s: float,
-                 sweep_budget_s: float | None) -> str | None:
+def _stop_before(
+    shape, first: bool, began: float, rate: float, case_budget_s: float, sweep_budget_s: float | None
+) -> str | None:
     """Why this shape and every larger one are skipped, or None to measure it."""
     if sweep_budget_s is not None and not first and time.monotonic() - began > sweep_budget_s:
-        return (f"time cap: this precision's share of the sweep ({sweep_budget_s:g} s) is used up; "
-                "this and larger shapes skipped (the full sweep has no cap)")
+        return (
+            f"time cap: this precision's share of the sweep ({sweep_budget_s:g} s) is used up; "
+            "this and larger shapes skipped (the full sweep has no cap)"
+        )
     predicted = _flops(shape) / rate if rate else 0.0  # nothing is predicted for the first (smallest) shape
     if 2 * predicted > case_budget_s:  # a warm-up and one timed call must fit
-        return (f"slow path: a {_label(shape)} call would take about {predicted:.3g} s ({rate / 1e9:.3g} GFLOPS), "
-                f"too long for the {case_budget_s:g} s case budget; this and larger shapes skipped")
+        return (
+            f"slow path: a {_label(shape)} call would take about {predicted:.3g} s ({rate / 1e9:.3g} GFLOPS), "
+            f"too long for the {case_budget_s:g} s case budget; this and larger shapes skipped"
+        )
     return None
 
 

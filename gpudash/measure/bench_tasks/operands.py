@@ -15,7 +15,7 @@ no conversion, and the output is preallocated.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 FLOAT_DTYPES = {"fp64": "float64", "fp32": "float32", "tf32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 FP8 = ("fp8_e4m3", "fp8_e5m2")
@@ -75,8 +75,9 @@ def dtype_names(torch, precision: str, dtypes: dict[str, str | None]) -> list[st
     return [FLOAT_DTYPES[precision]] * 2
 
 
-def make_matmul(torch, precision: str, device: str, m: int, n: int, k: int,
-                dtypes: dict[str, str | None]) -> Callable[[], object]:
+def make_matmul(
+    torch, precision: str, device: str, m: int, n: int, k: int, dtypes: dict[str, str | None]
+) -> Callable[[], object]:
     """Allocate A, B and the output on `device`; return the call to time."""
     gen = torch.Generator(device="cpu").manual_seed(m * 31 + n * 17 + k)
     if precision == "int8":

@@ -19,9 +19,10 @@ DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def _model(gen: torch.Generator) -> torch.nn.Module:
-    torch.manual_seed(int(torch.randint(0, 2 ** 31, (1,), generator=gen)))
-    return torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64),
-                               torch.nn.GELU(), torch.nn.Linear(64, 16))
+    torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=gen)))
+    return torch.nn.Sequential(
+        torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64), torch.nn.GELU(), torch.nn.Linear(64, 16)
+    )
 
 
 def _loss(model, x, y):
@@ -52,9 +53,14 @@ def autocast_step(device: str, precision: str, seed: int = 0) -> dict:
     scaler.step(optimizer)
     scaler.update()
 
-    result = {"check": "autocast", "dtype": str(dtype).removeprefix("torch."), "autocast_output_dtype":
-              str(out.dtype).removeprefix("torch."), "tolerance": TOLERANCE[precision],
-              "grad_scaler": scaler.is_enabled(), "reason": None}
+    result = {
+        "check": "autocast",
+        "dtype": str(dtype).removeprefix("torch."),
+        "autocast_output_dtype": str(out.dtype).removeprefix("torch."),
+        "tolerance": TOLERANCE[precision],
+        "grad_scaler": scaler.is_enabled(),
+        "reason": None,
+    }
     errors = {"loss": _rel(loss.detach().to("cpu").double(), ref_loss.detach())}
     for (name, p), (_, p_ref) in zip(model.named_parameters(), reference.named_parameters()):
         if p.grad is None:
@@ -74,8 +80,9 @@ def autocast_step(device: str, precision: str, seed: int = 0) -> dict:
         elif not optimizer.stepped:
             result["reason"] = "GradScaler found Inf/NaN gradients and skipped the step"
         elif errors[worst] > TOLERANCE[precision]:
-            result["reason"] = (f"{worst} differs from the fp64 step by {errors[worst]:.3g} "
-                                f"(tolerance {TOLERANCE[precision]:g})")
+            result["reason"] = (
+                f"{worst} differs from the fp64 step by {errors[worst]:.3g} (tolerance {TOLERANCE[precision]:g})"
+            )
     result["ok"] = result["reason"] is None
     result["seconds"] = time.perf_counter() - started
     return result

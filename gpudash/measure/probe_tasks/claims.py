@@ -36,8 +36,10 @@ def cpu_claim(precision: str) -> tuple[bool | None, str]:
     if precision == "fp16":
         return bool(mkldnn._is_mkldnn_fp16_supported()), "torch.ops.mkldnn._is_mkldnn_fp16_supported()"
     if precision in ("fp8_e4m3", "fp8_e5m2"):
-        return (_has_dtype("float8_e4m3fn") and hasattr(torch, "_scaled_mm"),
-                "torch._scaled_mm has a CPU kernel for float8_e4m3fn / float8_e5m2")
+        return (
+            _has_dtype("float8_e4m3fn") and hasattr(torch, "_scaled_mm"),
+            "torch._scaled_mm has a CPU kernel for float8_e4m3fn / float8_e5m2",
+        )
     if precision == "int8":
         return hasattr(torch, "_int_mm"), "torch._int_mm exists (CPU kernel)"
     if precision == "fp4":

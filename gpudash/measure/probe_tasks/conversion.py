@@ -17,8 +17,8 @@ import torch
 
 from gpudash.measure.probe_tasks import formats
 
-SIZES = (1, 3, 4097, 2 ** 20 + 3)
-STRIDED_SIZES = (4097, 2 ** 20 + 3)
+SIZES = (1, 3, 4097, 2**20 + 3)
+STRIDED_SIZES = (4097, 2**20 + 3)
 TRANSPOSED_SHAPE = (67, 61)
 
 
@@ -50,8 +50,16 @@ def _cases():
     yield "transposed", rows * cols, rows * cols
 
 
-def _mismatch(got: torch.Tensor, want: torch.Tensor, codes: torch.Tensor, group: torch.Tensor,
-              names: list[str], fmt: formats.Format, step: str, where: str) -> tuple[int, str] | None:
+def _mismatch(
+    got: torch.Tensor,
+    want: torch.Tensor,
+    codes: torch.Tensor,
+    group: torch.Tensor,
+    names: list[str],
+    fmt: formats.Format,
+    step: str,
+    where: str,
+) -> tuple[int, str] | None:
     """None when got == want bit for bit, else (wrong values, what went wrong in one line)."""
     bad = got != want
     if not bad.any():
@@ -67,9 +75,11 @@ def _mismatch(got: torch.Tensor, want: torch.Tensor, codes: torch.Tensor, group:
         zeros = int((((got & 0x7FFFFFFF) == 0) & bad).sum()) if step == "to fp32" else int(((got == 0) & bad).sum())
     groups = sorted({names[int(g)] for g in group[bad].unique()})
     zero_txt = f", {zeros} became 0" if zeros else ""
-    return count, (f"{fmt.name} {step} {where}: {count} of {total} values wrong{zero_txt} "
-                   f"(in {', '.join(groups)}; e.g. {formats.describe(int(codes[first]), fmt)}: got {got_txt}, "
-                   f"expected {want_txt})")
+    return count, (
+        f"{fmt.name} {step} {where}: {count} of {total} values wrong{zero_txt} "
+        f"(in {', '.join(groups)}; e.g. {formats.describe(int(codes[first]), fmt)}: got {got_txt}, "
+        f"expected {want_txt})"
+    )
 
 
 def _fmt_bits(bits: torch.Tensor, step: str, fmt: formats.Format) -> str:
@@ -88,8 +98,16 @@ def check_float_conversion(device: str, dtype_name: str) -> dict:
     problems: list[tuple[int, str]] = []
     if not device.startswith("cpu"):  # the CPU result is the baseline on a GPU: check it first
         cpu = formats.to_storage(pool_codes, fmt).to(torch.float32)
-        problem = _mismatch(cpu.view(torch.int32), pool32.view(torch.int32),
-                            pool_codes, pool_group, names, fmt, "to fp32", "on the CPU (the baseline itself)")
+        problem = _mismatch(
+            cpu.view(torch.int32),
+            pool32.view(torch.int32),
+            pool_codes,
+            pool_group,
+            names,
+            fmt,
+            "to fp32",
+            "on the CPU (the baseline itself)",
+        )
         if problem:
             problems.append(problem)
     cases = 0
@@ -135,8 +153,13 @@ def check_int8_conversion(device: str) -> dict:
             wrong = got.to(torch.float64) != expect.to(torch.float64)
             if wrong.any():
                 i = int(wrong.nonzero()[0, 0])
-                problems.append((int(wrong.sum()), f"int8 {step} {where}: {int(wrong.sum())} of {wrong.numel()} "
-                                 f"values wrong (e.g. {int(expect[i])} -> {got[i].item():g})"))
+                problems.append(
+                    (
+                        int(wrong.sum()),
+                        f"int8 {step} {where}: {int(wrong.sum())} of {wrong.numel()} "
+                        f"values wrong (e.g. {int(expect[i])} -> {got[i].item():g})",
+                    )
+                )
     return _result(problems, cases, started, "int8")
 
 
@@ -145,7 +168,12 @@ def _result(problems: list[tuple[int, str]], cases: int, started: float, dtype_n
     worst = sorted(problems, key=lambda p: -p[0])
     reason = f"{len(problems)} of {cases} conversion cases failed; worst: {worst[0][1]}" if problems else None
     return {
-        "check": "conversion", "dtype": dtype_name, "ok": not problems, "reason": reason,
-        "problems": [text for _, text in worst[:8]], "cases": cases, "sizes": list(SIZES),
+        "check": "conversion",
+        "dtype": dtype_name,
+        "ok": not problems,
+        "reason": reason,
+        "problems": [text for _, text in worst[:8]],
+        "cases": cases,
+        "sizes": list(SIZES),
         "seconds": time.perf_counter() - started,
     }

@@ -7,7 +7,7 @@ the process is caught by the runner in the parent. The parent turns the checks i
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
@@ -25,8 +25,11 @@ def _checks(precision: str, device: str, fp8: dict[str, str]) -> list[tuple[str,
         return [("tf32_effect", lambda: tf32.tf32_effect(device))]
     if precision in ("fp16", "bf16"):
         name = matmul.TORCH_DTYPE[precision]
-        return [mm, ("conversion", lambda: conversion.check_float_conversion(device, name)),
-                ("autocast", lambda: autocast.autocast_step(device, precision))]
+        return [
+            mm,
+            ("conversion", lambda: conversion.check_float_conversion(device, name)),
+            ("autocast", lambda: autocast.autocast_step(device, precision)),
+        ]
     if precision in ("fp8_e4m3", "fp8_e5m2"):
         flavour = fp8["e4m3" if precision == "fp8_e4m3" else "e5m2"]
         return [mm, ("conversion", lambda: conversion.check_float_conversion(device, flavour))]
@@ -51,12 +54,13 @@ def _first_line(exc: BaseException, limit: int = 240) -> str:
     """The exception on one line (torch's messages list their rules over several), cut to `limit`."""
     text = " ".join(str(exc).split())
     if len(text) > limit:
-        text = text[:limit - 1].rstrip() + "…"
+        text = text[: limit - 1].rstrip() + "…"
     return f"{type(exc).__name__}: {text}".rstrip(": ")
 
 
-def run_probe(device: str, precision: str, fp8: dict[str, str] | None = None,
-              progress: Callable[..., None] | None = None) -> dict:
+def run_probe(
+    device: str, precision: str, fp8: dict[str, str] | None = None, progress: Callable[..., None] | None = None
+) -> dict:
     """Probe `precision` on `device` ("cpu" or "cuda:N"; ROCm devices are cuda:N in torch too)."""
     fp8 = {**_FP8_DEFAULT, **(fp8 or {})}
     started = time.perf_counter()
@@ -64,14 +68,21 @@ def run_probe(device: str, precision: str, fp8: dict[str, str] | None = None,
     # The CPU-side work (references, conversions, the CPU device itself) is small. One thread avoids the
     # thread pool's barrier waiting on a descheduled worker, which made a busy 2-vCPU machine 3-4x slower.
     torch.set_num_threads(1)
-    out: dict = {"precision": precision, "device": device, "torch_version": torch.__version__,
-                 "fp8_dtypes": fp8 if precision.startswith("fp8") else None, "checks": []}
+    out: dict = {
+        "precision": precision,
+        "device": device,
+        "torch_version": torch.__version__,
+        "fp8_dtypes": fp8 if precision.startswith("fp8") else None,
+        "checks": [],
+    }
     try:
         value, basis = claims.claim(precision, device)
     except Exception as exc:  # a broken query is torch's answer too
         value, basis = None, f"query failed: {_first_line(exc)}"
     out["torch"] = {"value": value, "basis": basis}
-    missing = [name for name in _needed_dtypes(precision, fp8) if not isinstance(getattr(torch, name, None), torch.dtype)]
+    missing = [
+        name for name in _needed_dtypes(precision, fp8) if not isinstance(getattr(torch, name, None), torch.dtype)
+    ]
     if missing:
         out["not_run"] = f"torch {torch.__version__} has no {', '.join(missing)} dtype"
         return out

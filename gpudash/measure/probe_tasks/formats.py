@@ -47,14 +47,17 @@ class Format:
         return (1 << self.man_bits) - 1
 
 
-FORMATS = {f.name: f for f in (
-    Format("bfloat16", 16, 8, 7, 127, IEEE),
-    Format("float16", 16, 5, 10, 15, IEEE),
-    Format("float8_e4m3fn", 8, 4, 3, 7, FN),
-    Format("float8_e5m2", 8, 5, 2, 15, IEEE),
-    Format("float8_e4m3fnuz", 8, 4, 3, 8, FNUZ),
-    Format("float8_e5m2fnuz", 8, 5, 2, 16, FNUZ),
-)}
+FORMATS = {
+    f.name: f
+    for f in (
+        Format("bfloat16", 16, 8, 7, 127, IEEE),
+        Format("float16", 16, 5, 10, 15, IEEE),
+        Format("float8_e4m3fn", 8, 4, 3, 7, FN),
+        Format("float8_e5m2", 8, 5, 2, 15, IEEE),
+        Format("float8_e4m3fnuz", 8, 4, 3, 8, FNUZ),
+        Format("float8_e5m2fnuz", 8, 5, 2, 16, FNUZ),
+    )
+}
 
 
 def fields(codes: torch.Tensor, fmt: Format) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -86,7 +89,7 @@ def decode(codes: torch.Tensor, fmt: Format) -> torch.Tensor:
     sign, exp, man = fields(codes, fmt)
     man_f = man.to(torch.float64)
     subnormal = man_f * 2.0 ** (1 - fmt.bias - fmt.man_bits)
-    normal = (man_f + 2 ** fmt.man_bits) * torch.pow(2.0, (exp - fmt.bias - fmt.man_bits).to(torch.float64))
+    normal = (man_f + 2**fmt.man_bits) * torch.pow(2.0, (exp - fmt.bias - fmt.man_bits).to(torch.float64))
     mag = torch.where(exp == 0, subnormal, normal)
     mag = torch.where(is_inf(codes, fmt), torch.full_like(mag, float("inf")), mag)
     mag = torch.where(is_nan(codes, fmt), torch.full_like(mag, float("nan")), mag)
@@ -99,7 +102,7 @@ def encode_exact(values: torch.Tensor, fmt: Format) -> torch.Tensor:
     mag = values.abs()
     mant, e = torch.frexp(mag)  # mag = mant * 2**e, mant in [0.5, 1)
     field = e.to(torch.int64) - 1 + fmt.bias
-    normal_man = (mant * 2 - 1) * 2 ** fmt.man_bits
+    normal_man = (mant * 2 - 1) * 2**fmt.man_bits
     sub_man = mag / 2.0 ** (1 - fmt.bias - fmt.man_bits)
     is_normal = (field >= 1) & (mag > 0)
     man = torch.where(is_normal, normal_man, sub_man).round().to(torch.int64)

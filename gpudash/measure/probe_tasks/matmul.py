@@ -9,8 +9,8 @@ tolerance only has to cover accumulation and the rounding of the output.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -88,7 +88,9 @@ def int8_case(shape, device: str, gen) -> Case:
     a = torch.randint(-128, 128, (m, k), generator=gen, dtype=torch.int8)
     b = torch.randint(-128, 128, (k, n), generator=gen, dtype=torch.int8)
     a_d, b_d = a.to(device), b.to(device)
-    return Case(lambda: int_mm(a_d, b_d), a.to(torch.float64), b.to(torch.float64), "torch._int_mm int8 @ int8 -> int32")
+    return Case(
+        lambda: int_mm(a_d, b_d), a.to(torch.float64), b.to(torch.float64), "torch._int_mm int8 @ int8 -> int32"
+    )
 
 
 def _quantise(x: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, float]:
@@ -106,9 +108,12 @@ def fp8_case(dtype_a: str, dtype_b: str, shape, device: str, gen) -> Case:
     a_d, bt_d = a.to(device), bt.to(device)
     sa_d = torch.tensor(sa, dtype=torch.float32, device=device)
     sb_d = torch.tensor(sb, dtype=torch.float32, device=device)
-    return Case(lambda: scaled_mm(a_d, bt_d.t(), sa_d, sb_d, torch.float32),
-                exact64(a) * sa, exact64(bt).t() * sb,
-                f"torch._scaled_mm {dtype_a} @ {dtype_b} (column-major), fp32 tensor-wise scales -> float32")
+    return Case(
+        lambda: scaled_mm(a_d, bt_d.t(), sa_d, sb_d, torch.float32),
+        exact64(a) * sa,
+        exact64(bt).t() * sb,
+        f"torch._scaled_mm {dtype_a} @ {dtype_b} (column-major), fp32 tensor-wise scales -> float32",
+    )
 
 
 def _fp4_operand(rows: int, k: int, gen) -> tuple[torch.Tensor, torch.Tensor]:
@@ -135,8 +140,12 @@ def fp4_case(shape, device: str, gen) -> Case:
     scale_a = torch.ones(_round_up(m, 128), k_blocks).to(torch.float8_e4m3fn).to(device)
     scale_b = torch.ones(_round_up(n, 128), k_blocks).to(torch.float8_e4m3fn).to(device)
     a_d, bt_d = a.to(device), bt.to(device)
-    return Case(lambda: scaled_mm(a_d, bt_d.t(), scale_a, scale_b, torch.bfloat16), a64, bt64.t(),
-                "torch._scaled_mm float4_e2m1fn_x2 @ float4_e2m1fn_x2, float8_e4m3fn 1x16 block scales -> bfloat16")
+    return Case(
+        lambda: scaled_mm(a_d, bt_d.t(), scale_a, scale_b, torch.bfloat16),
+        a64,
+        bt64.t(),
+        "torch._scaled_mm float4_e2m1fn_x2 @ float4_e2m1fn_x2, float8_e4m3fn 1x16 block scales -> bfloat16",
+    )
 
 
 def make_case(precision: str, shape, device: str, fp8: dict[str, str], seed: int = 0) -> Case:
@@ -157,7 +166,7 @@ def make_case(precision: str, shape, device: str, fp8: dict[str, str], seed: int
 def reference(a64: torch.Tensor, b64: torch.Tensor, rows: int = 16) -> torch.Tensor:
     """A @ B in float64 by broadcast multiply and sum, a few rows at a time: no BLAS, so a broken BLAS
     cannot hide behind its own reference."""
-    return torch.cat([(a64[i:i + rows, :, None] * b64[None]).sum(dim=1) for i in range(0, a64.shape[0], rows)])
+    return torch.cat([(a64[i : i + rows, :, None] * b64[None]).sum(dim=1) for i in range(0, a64.shape[0], rows)])
 
 
 def compare(out: torch.Tensor, a64: torch.Tensor, b64: torch.Tensor, tolerance: float) -> dict:
@@ -175,9 +184,13 @@ def compare(out: torch.Tensor, a64: torch.Tensor, b64: torch.Tensor, tolerance: 
     total = got.numel()
     wrong_zero = (got == 0) & (ref != 0) & (rel > tolerance)
     result = {
-        "max_rel_error": max_rel, "max_abs_error": max_abs, "tolerance": tolerance,
-        "frac_nan": float(nan.sum()) / total, "frac_inf": float(inf.sum()) / total,
-        "frac_zero": float((got == 0).sum()) / total, "frac_zero_expected": float((ref == 0).sum()) / total,
+        "max_rel_error": max_rel,
+        "max_abs_error": max_abs,
+        "tolerance": tolerance,
+        "frac_nan": float(nan.sum()) / total,
+        "frac_inf": float(inf.sum()) / total,
+        "frac_zero": float((got == 0).sum()) / total,
+        "frac_zero_expected": float((ref == 0).sum()) / total,
         "reason": None,
     }
     if nan.any():
@@ -185,8 +198,10 @@ def compare(out: torch.Tensor, a64: torch.Tensor, b64: torch.Tensor, tolerance: 
     elif inf.any():
         result["reason"] = f"{_pct(inf.sum(), total)} of the outputs are Inf (the reference is finite)"
     elif wrong_zero.any():
-        result["reason"] = (f"{_pct(wrong_zero.sum(), total)} of the outputs are zero where the reference is not "
-                            f"(max relative error {max_rel:.3g})")
+        result["reason"] = (
+            f"{_pct(wrong_zero.sum(), total)} of the outputs are zero where the reference is not "
+            f"(max relative error {max_rel:.3g})"
+        )
     elif max_rel > tolerance:
         result["reason"] = f"max relative error {max_rel:.3g} is above the tolerance {tolerance:g}"
     return result
@@ -223,8 +238,13 @@ def rate_vs_fp32(device: str, precision: str, fp8: dict[str, str]) -> dict:
     with fp32_matmul_precision("highest"):
         own_s, fp32_s, rounds = timing.best_of_pair(case.run, fp32.run, device)
     own, base = flops / own_s / 1e9, flops / fp32_s / 1e9
-    return {"timing_shape": list(shape), "gflops": own, "fp32_gflops": base, "rate_vs_fp32": own / base,
-            "timing_rounds": rounds}
+    return {
+        "timing_shape": list(shape),
+        "gflops": own,
+        "fp32_gflops": base,
+        "rate_vs_fp32": own / base,
+        "timing_rounds": rounds,
+    }
 
 
 class fp32_matmul_precision:

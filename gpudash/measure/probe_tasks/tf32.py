@@ -12,11 +12,11 @@ from __future__ import annotations
 import torch
 
 from gpudash.measure.probe_tasks import timing
-from gpudash.measure.probe_tasks.matmul import (SHAPE, compare, exact64, fp32_matmul_precision, timing_shape)
+from gpudash.measure.probe_tasks.matmul import SHAPE, compare, exact64, fp32_matmul_precision, timing_shape
 
 TOLERANCE = 2e-3  # inputs rounded to 10 mantissa bits: about 2^-10 per product, plus fp32 accumulation
 IN_EFFECT_FACTOR = 8.0
-FP32_FLOOR = 2.0 ** -24  # errors below fp32's unit roundoff are all "full fp32"
+FP32_FLOOR = 2.0**-24  # errors below fp32's unit roundoff are all "full fp32"
 
 
 def _fp32_operands(shape, device: str, seed: int):
@@ -31,6 +31,7 @@ def _mode_run(mode: str, a, b):
     def run():
         with fp32_matmul_precision(mode):
             return a @ b
+
     return run
 
 
@@ -40,8 +41,12 @@ def _effect(mode: str, device: str, a, b, a_d, b_d, t_a, t_b) -> dict:
     timing.synchronize(device)
     err = compare(out, exact64(a), exact64(b), TOLERANCE)
     mode_s, ieee_s, _ = timing.best_of_pair(_mode_run(mode, t_a, t_b), _mode_run("highest", t_a, t_b), device)
-    return {"max_rel_error": err["max_rel_error"], "max_abs_error": err["max_abs_error"],
-            "nan_or_inf": err["frac_nan"] + err["frac_inf"] > 0, "speedup_vs_ieee": ieee_s / mode_s}
+    return {
+        "max_rel_error": err["max_rel_error"],
+        "max_abs_error": err["max_abs_error"],
+        "nan_or_inf": err["frac_nan"] + err["frac_inf"] > 0,
+        "speedup_vs_ieee": ieee_s / mode_s,
+    }
 
 
 def backend_settings() -> dict:
@@ -64,21 +69,32 @@ def tf32_effect(device: str) -> dict:
     high = _effect("high", device, a, b, a_d, b_d, t_a, t_b)
     with fp32_matmul_precision("high"):
         settings_high = backend_settings()
-    result = {"check": "tf32_effect", "shape": list(SHAPE), "timing_shape": list(timing_shape(device)),
-              "ieee_max_rel_error": ieee_err, "tf32": high, "settings_with_high": settings_high,
-              "tolerance": TOLERANCE, "max_rel_error": high["max_rel_error"],
-              "max_abs_error": high["max_abs_error"], "reason": None}
+    result = {
+        "check": "tf32_effect",
+        "shape": list(SHAPE),
+        "timing_shape": list(timing_shape(device)),
+        "ieee_max_rel_error": ieee_err,
+        "tf32": high,
+        "settings_with_high": settings_high,
+        "tolerance": TOLERANCE,
+        "max_rel_error": high["max_rel_error"],
+        "max_abs_error": high["max_abs_error"],
+        "reason": None,
+    }
     in_effect = high["max_rel_error"] > IN_EFFECT_FACTOR * max(ieee_err, FP32_FLOOR)
     result["in_effect"] = in_effect
     if high["nan_or_inf"]:
         result["reason"] = "fp32 matmul with TF32 allowed gave NaN or Inf"
     elif not in_effect:
-        result["reason"] = (f"no TF32 on {device}: with torch.set_float32_matmul_precision('high') the fp32 matmul "
-                            f"kept full fp32 precision (max rel error {high['max_rel_error']:.2g}) at "
-                            f"{high['speedup_vs_ieee']:.2f}x the 'highest' speed")
+        result["reason"] = (
+            f"no TF32 on {device}: with torch.set_float32_matmul_precision('high') the fp32 matmul "
+            f"kept full fp32 precision (max rel error {high['max_rel_error']:.2g}) at "
+            f"{high['speedup_vs_ieee']:.2f}x the 'highest' speed"
+        )
     elif high["max_rel_error"] > TOLERANCE:
-        result["reason"] = (f"TF32 matmul max relative error {high['max_rel_error']:.3g} is above the "
-                            f"tolerance {TOLERANCE:g}")
+        result["reason"] = (
+            f"TF32 matmul max relative error {high['max_rel_error']:.3g} is above the tolerance {TOLERANCE:g}"
+        )
     if not device.startswith("cuda"):
         medium = _effect("medium", device, a, b, a_d, b_d, t_a, t_b)
         with fp32_matmul_precision("medium"):
@@ -89,6 +105,7 @@ def tf32_effect(device: str) -> dict:
             "CPU: torch.set_float32_matmul_precision('medium') selects oneDNN's bf16 mode for fp32 matmuls "
             f"(mkldnn fp32_precision '{medium['settings'].get('mkldnn', 'bf16')}'); measured here: "
             f"{'bf16 rounding in effect' if medium['in_effect'] else 'error unchanged, so not in effect'} "
-            f"(max rel error {medium['max_rel_error']:.2g}), {medium['speedup_vs_ieee']:.2f}x the 'highest' speed")
+            f"(max rel error {medium['max_rel_error']:.2g}), {medium['speedup_vs_ieee']:.2f}x the 'highest' speed"
+        )
     result["ok"] = result["reason"] is None
     return result

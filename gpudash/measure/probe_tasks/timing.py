@@ -9,8 +9,8 @@ descheduled worker and single calls take 100x their time, which no number of rou
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Callable, Iterator
 
 import torch
 
@@ -43,8 +43,9 @@ def steady_threads(device: str) -> Iterator[None]:
         torch.set_num_threads(saved)
 
 
-def best_of_pair(first: Callable[[], object], second: Callable[[], object], device: str,
-                 budget_s: float = 0.15, max_rounds: int = 15) -> tuple[float, float, int]:
+def best_of_pair(
+    first: Callable[[], object], second: Callable[[], object], device: str, budget_s: float = 0.15, max_rounds: int = 15
+) -> tuple[float, float, int]:
     """(best seconds of first, best seconds of second, rounds). One warm-up call of each is not counted;
     rounds stop when the budget is spent, after at least one."""
     with steady_threads(device):

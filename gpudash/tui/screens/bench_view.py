@@ -10,7 +10,8 @@ bottom table adds a "vs earlier" column, so a driver or library change can be ju
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -29,12 +30,19 @@ Bencher = Callable[[Any, str, float, float, threading.Event, Callable[[dict], No
 SUMMARY = ("fp32", "bf16", "fp16", "int8")  # the columns of the earlier-runs table
 
 
-def run_bench(machine, mode: str, case_budget_s: float, timeout_s: float, cancel: threading.Event,
-              on_progress: Callable[[dict], None]) -> dict:
+def run_bench(
+    machine,
+    mode: str,
+    case_budget_s: float,
+    timeout_s: float,
+    cancel: threading.Event,
+    on_progress: Callable[[dict], None],
+) -> dict:
     from gpudash.measure.bench import bench_machine
 
-    return bench_machine(machine, mode=mode, case_budget_s=case_budget_s, timeout_s=timeout_s, cancel=cancel,
-                         on_progress=on_progress)
+    return bench_machine(
+        machine, mode=mode, case_budget_s=case_budget_s, timeout_s=timeout_s, cancel=cancel, on_progress=on_progress
+    )
 
 
 def saved_runs(machine) -> list[tuple[str, dict]]:
@@ -43,8 +51,11 @@ def saved_runs(machine) -> list[tuple[str, dict]]:
 
     found = store.load("bench-history", machine)
     runs = found[1] if found and isinstance(found[1], list) else []
-    return [(r.get("saved_at", "?"), r["data"]) for r in reversed(runs)
-            if isinstance(r, dict) and isinstance(r.get("data"), dict)]
+    return [
+        (r.get("saved_at", "?"), r["data"])
+        for r in reversed(runs)
+        if isinstance(r, dict) and isinstance(r.get("data"), dict)
+    ]
 
 
 def _device_entry(data: dict, key: str) -> dict | None:
@@ -67,7 +78,11 @@ class GflopsBars(PlotextPlot):
             plt.bar(list(best), [round(v, 1) for v in best.values()], marker="hd")
             plt.title("best GFLOPS per precision")
         else:
-            plt.title("no measurement" if not dev else "nothing measured: " + ("replayed" if dev.get("replayed") else "not run"))
+            plt.title(
+                "no measurement"
+                if not dev
+                else "nothing measured: " + ("replayed" if dev.get("replayed") else "not run")
+            )
         self.refresh()
 
 
@@ -197,8 +212,12 @@ class BenchView(Vertical):
         for i, (saved_at, data) in enumerate(self.runs):
             dev = _device_entry(data, self.device_key) or {}
             best = dev.get("peak_gflops_by_precision") or {}
-            table.add_row(saved_at, data.get("mode") or "?",
-                          *("–" if best.get(p) is None else f"{best[p]:,.1f}" for p in SUMMARY), key=str(i))
+            table.add_row(
+                saved_at,
+                data.get("mode") or "?",
+                *("–" if best.get(p) is None else f"{best[p]:,.1f}" for p in SUMMARY),
+                key=str(i),
+            )
 
     def _status(self, text: str) -> None:
         self.query_one("#bench-status", Static).update(text)
@@ -217,8 +236,11 @@ class BenchView(Vertical):
     # Running -----------------------------------------------------------------------------------
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
-        actions = {"bench-run": lambda: self.action_run("quick"), "bench-full": lambda: self.action_run("full"),
-                   "bench-cancel": self.action_cancel}
+        actions = {
+            "bench-run": lambda: self.action_run("quick"),
+            "bench-full": lambda: self.action_run("full"),
+            "bench-cancel": self.action_cancel,
+        }
         if event.button.id in actions:
             actions[event.button.id]()
 
@@ -257,8 +279,14 @@ class BenchView(Vertical):
         settings = self.app.config.get("bench", {})
         bencher = self.bencher or run_bench
         try:
-            reports = bencher(machine, mode, settings.get("case_budget_s", 2.0), settings.get("timeout_s", 600.0),
-                              cancel, lambda event: self.app.from_worker(self._progress, event))
+            reports = bencher(
+                machine,
+                mode,
+                settings.get("case_budget_s", 2.0),
+                settings.get("timeout_s", 600.0),
+                cancel,
+                lambda event: self.app.from_worker(self._progress, event),
+            )
             if cancel.is_set():
                 self.app.from_worker(self._finished, None, "cancelled: nothing saved")
                 return
@@ -273,8 +301,10 @@ class BenchView(Vertical):
         self.query_one(ProgressBar).update(total=event["total"], progress=event["done"])
         shape = event.get("shape")
         what = " ".join(str(x) for x in (event.get("device"), event.get("precision") or event.get("kind")) if x)
-        self._status(f"benchmarking {what}{' ' + 'x'.join(map(str, shape)) if shape else ''} "
-                     f"({event['done']}/{event['total']} cases) · escape cancels")
+        self._status(
+            f"benchmarking {what}{' ' + 'x'.join(map(str, shape)) if shape else ''} "
+            f"({event['done']}/{event['total']} cases) · escape cancels"
+        )
 
     def _finished(self, data: dict | None, status: str) -> None:
         self.running = False

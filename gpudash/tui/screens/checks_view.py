@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -23,8 +24,7 @@ if TYPE_CHECKING:
     from gpudash.plugins_api import CheckResult
     from gpudash.tui.app import GpudashApp
 
-STATUS_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "error": "bold magenta",
-                "skip": "dim"}
+STATUS_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "error": "bold magenta", "skip": "dim"}
 
 # runner(machine, plugin_dirs, cancel, on_result) -> (results, plugin errors {name: [errors]})
 Runner = Callable[[Any, list, threading.Event, Callable[["CheckResult"], None]], tuple[list, dict]]
@@ -90,8 +90,9 @@ class ChecksView(Vertical):
     def _run(self) -> None:
         plugin_dirs = list(self.app.config.get("plugin_dirs") or [])
         try:
-            _, errors = self.runner(self.app.machine, plugin_dirs, self._cancel,
-                                    lambda r: self.app.from_worker(self.add_result, r))
+            _, errors = self.runner(
+                self.app.machine, plugin_dirs, self._cancel, lambda r: self.app.from_worker(self.add_result, r)
+            )
         except Exception as exc:  # shown, never fatal to the dashboard
             self.app.from_worker(self._finished, {}, f"checks failed: {exc}")
             return
@@ -101,8 +102,9 @@ class ChecksView(Vertical):
         self.results.append(result)
         table = self.query_one(DataTable)
         status = Text(result.status, style=STATUS_STYLE.get(result.status, ""))
-        table.add_row(result.device, f"{result.plugin}/{result.check}", status, result.summary,
-                      key=str(len(self.results) - 1))
+        table.add_row(
+            result.device, f"{result.plugin}/{result.check}", status, result.summary, key=str(len(self.results) - 1)
+        )
         if len(self.results) == 1:
             self._show_detail(0)
 

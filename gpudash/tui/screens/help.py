@@ -13,8 +13,11 @@ from gpudash.tui.widgets.precision_badges import BadgeLegend
 
 def binding_rows(bindings: list[Binding], views) -> list[tuple[str, str]]:
     """(key, what it does) for the app's bindings, then one row per registered view."""
-    rows = [(b.key_display or b.key, b.tooltip or b.description)
-            for b in bindings if b.show and not b.action.startswith("show_view")]
+    rows = [
+        (b.key_display or b.key, b.tooltip or b.description)
+        for b in bindings
+        if b.show and not b.action.startswith("show_view")
+    ]
     rows += [(v.key, f"{v.title}: {v.description}" if v.description else v.title) for v in views]
     rows.append(("esc", "close this help"))
     return rows
@@ -38,12 +41,17 @@ class HelpScreen(ModalScreen[None]):
                     yield Static(text, markup=False)
             yield Static("Precision badges", classes="help-heading")
             yield BadgeLegend()
-            yield Static("From the architecture tables (the spec), not measured here. fp8 shows the better of "
-                         "e4m3 and e5m2; hover a badge row for both.", classes="help-text")
+            yield Static(
+                "From the architecture tables (the spec), not measured here. fp8 shows the better of "
+                "e4m3 and e5m2; hover a badge row for both.",
+                classes="help-text",
+            )
             yield Static("n/a", classes="help-heading")
-            yield Static("A reading the driver or sensor could not give. The reason is in the dim line at the "
-                         "bottom of each card, and in the tooltip of the gauge or readings it belongs to.",
-                         classes="help-text")
+            yield Static(
+                "A reading the driver or sensor could not give. The reason is in the dim line at the "
+                "bottom of each card, and in the tooltip of the gauge or readings it belongs to.",
+                classes="help-text",
+            )
             yield Static("Data source", classes="help-heading")
             machine = getattr(app, "machine", None)
             yield Static(machine.label if machine else "", classes="help-text", markup=False)

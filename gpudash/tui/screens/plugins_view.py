@@ -6,7 +6,8 @@ worker. Load errors are collected here instead of printed, which would tear the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -88,13 +89,20 @@ class PluginsView(Vertical):
         table = self.query_one(DataTable)
         table.clear()
         for i, record in enumerate(self.records):
-            table.add_row(record.name, record.version or "-", origin_text(record), provides_text(record.provides),
-                          status_of(record), key=str(i))
+            table.add_row(
+                record.name,
+                record.version or "-",
+                origin_text(record),
+                provides_text(record.provides),
+                status_of(record),
+                key=str(i),
+            )
         failed = sum(not r.loaded for r in self.records)
         count = f"{len(self.records)} plugin{'' if len(self.records) == 1 else 's'}"
         self._status(f"{count}, {failed} failed to load · R reloads")
-        self.query_one("#plugins-detail", Static).update(explain(self.records[0]) if self.records else
-                                                         "no plugins found (GPUDASH_LOAD_PLUGINS may exclude them)")
+        self.query_one("#plugins-detail", Static).update(
+            explain(self.records[0]) if self.records else "no plugins found (GPUDASH_LOAD_PLUGINS may exclude them)"
+        )
 
     def _status(self, text: str) -> None:
         self.query_one("#plugins-status", Static).update(text)

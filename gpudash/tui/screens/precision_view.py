@@ -10,7 +10,8 @@ with progress, and remembers the result like `gpudash probe`. A replayed machine
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -49,8 +50,10 @@ def cell(entry: dict) -> Text:
 def describe(key: str, name: str, entry: dict, measured_at: str | None) -> str:
     torch_txt = {True: "claims it", False: "does not claim it", None: "no answer"}[entry["torch"]]
     basis = f" ({entry['torch_basis']})" if entry.get("torch_basis") else ""
-    lines = [f"{key} {name}: spec {entry['support']} · torch {torch_txt}{basis} · "
-             f"verified {entry['verified']} ({entry['verdict']})"]
+    lines = [
+        f"{key} {name}: spec {entry['support']} · torch {torch_txt}{basis} · "
+        f"verified {entry['verified']} ({entry['verdict']})"
+    ]
     figures = []
     if entry["max_rel_error"] is not None:
         figures.append(f"max rel error {entry['max_rel_error']:.3g}")
@@ -106,13 +109,17 @@ class PrecisionView(Vertical):
 
         machine = self.app.machine
         if machine.replayed:
-            self.show({d.key: probe.unmeasured_matrix(d, probe.REPLAYED_REASON, "replayed") for d in machine.devices},
-                      f"{machine.label}: spec and torch only, never probed")
+            self.show(
+                {d.key: probe.unmeasured_matrix(d, probe.REPLAYED_REASON, "replayed") for d in machine.devices},
+                f"{machine.label}: spec and torch only, never probed",
+            )
             return
         saved = probe.remembered(machine)
         known = saved[1] if saved else {}
-        matrices = {d.key: known.get(d.key) or probe.unmeasured_matrix(d, "not run: not probed yet", "spec")
-                    for d in machine.devices}
+        matrices = {
+            d.key: known.get(d.key) or probe.unmeasured_matrix(d, "not run: not probed yet", "spec")
+            for d in machine.devices
+        }
         if saved:
             self.show(matrices, f"remembered probe from {saved[0]} · press R to re-run")
         else:
@@ -137,8 +144,9 @@ class PrecisionView(Vertical):
         for key in self.columns:
             table.add_column(f"{key} spec torch verified", key=key)
         for name in self.rows:
-            cells = [cell(self.entries[(key, name)]) if (key, name) in self.entries else Text("")
-                     for key in self.columns]
+            cells = [
+                cell(self.entries[(key, name)]) if (key, name) in self.entries else Text("") for key in self.columns
+            ]
             table.add_row(name, *cells, key=name)
         self._status(status)
         if self.rows and self.columns:
@@ -173,8 +181,9 @@ class PrecisionView(Vertical):
             self.app.notify("the probe is already running", severity="warning")
             return
         if getattr(self.app, "torch_state", None) == "loading":
-            self.app.notify("torch is still loading; GPUs get their torch numbers first. Try again in a moment.",
-                            severity="warning")
+            self.app.notify(
+                "torch is still loading; GPUs get their torch numbers first. Try again in a moment.", severity="warning"
+            )
             return
         self.running = True
         self._cancel = threading.Event()
@@ -206,8 +215,7 @@ class PrecisionView(Vertical):
 
     def _progress(self, event: dict) -> None:
         what = event.get("check") if event["event"] == "check" else event.get("verdict")
-        self._status(f"probing {event['device']} {event['precision']}: {what} "
-                     f"({event['done']}/{event['total']} done)…")
+        self._status(f"probing {event['device']} {event['precision']}: {what} ({event['done']}/{event['total']} done)…")
 
     def _finished(self, matrices: dict | None, status: str) -> None:
         self.running = False

@@ -69,8 +69,13 @@ class RecommendView(Vertical):
             self.app.from_worker(self._status, f"{message}…")
 
         try:
-            gathered = export_settings(self.app.machine, self.app.config, bench=bench,
-                                       plugin_dirs=self.app.config.get("plugin_dirs") or (), status=status)
+            gathered = export_settings(
+                self.app.machine,
+                self.app.config,
+                bench=bench,
+                plugin_dirs=self.app.config.get("plugin_dirs") or (),
+                status=status,
+            )
         except Exception as exc:  # shown, never fatal to the dashboard
             self.app.from_worker(self._status, f"recommendation failed: {exc}")
             return
@@ -121,8 +126,9 @@ class RecommendView(Vertical):
 
     def action_measure(self) -> None:
         if self.app.machine.replayed:
-            self.app.notify("a replayed machine is never measured; the memory trace and checks still run",
-                            severity="information")
+            self.app.notify(
+                "a replayed machine is never measured; the memory trace and checks still run", severity="information"
+            )
         self.recompute("quick")
 
     def action_export(self) -> None:

@@ -26,8 +26,12 @@ from gpudash.tui.widgets.precision_badges import PrecisionBadges
 MEMORY_COLOUR, UTIL_COLOUR = LINES["memory_pct"][1], LINES["utilization_pct"][1]
 
 # (Sample field, label) in display order, two to a line; memory clock only means something on a GPU.
-READINGS = (("temperature_c", "temp"), ("power_w", "power"), ("sm_clock_mhz", "clock"),
-            ("memory_clock_mhz", "mem clock"))
+READINGS = (
+    ("temperature_c", "temp"),
+    ("power_w", "power"),
+    ("sm_clock_mhz", "clock"),
+    ("memory_clock_mhz", "mem clock"),
+)
 READING_WIDTH = 24  # columns per reading, so the second column lines up
 
 
@@ -38,8 +42,12 @@ def card_id(device: DeviceInfo) -> str:
 def missing_reason(name: str, sample: Sample | None, device: DeviceInfo) -> str:
     if sample is None:
         return "waiting for the first reading"
-    return (sample.unavailable.get(name) or sample.unavailable.get("all") or device.unavailable.get(name)
-            or f"not reported by {'/'.join(device.sources) or 'any source'}")
+    return (
+        sample.unavailable.get(name)
+        or sample.unavailable.get("all")
+        or device.unavailable.get(name)
+        or f"not reported by {'/'.join(device.sources) or 'any source'}"
+    )
 
 
 def reading_text(name: str, sample: Sample) -> str:
@@ -141,7 +149,7 @@ class DeviceCard(Vertical):
             if reason and sample:
                 missing[label] = reason
         readings = self.query_one(".readings", Static)
-        set_text(readings, Content("\n").join(Content("").join(cells[i:i + 2]) for i in range(0, len(cells), 2)))
+        set_text(readings, Content("\n").join(Content("").join(cells[i : i + 2]) for i in range(0, len(cells), 2)))
         tooltip = "\n".join(f"{label}: {why}" for label, why in missing.items() if label not in ("memory", "util"))
         if readings.tooltip != (tooltip or None):
             readings.tooltip = tooltip or None

@@ -17,8 +17,16 @@ class Gauge(Widget):
     fraction: reactive[float | None] = reactive(None, layout=False)
     text: reactive[str] = reactive("")
 
-    def __init__(self, label: str, *, colour: str = "$success", warn_at: float | None = None,
-                 error_at: float | None = None, label_width: int = 5, **kwargs) -> None:
+    def __init__(
+        self,
+        label: str,
+        *,
+        colour: str = "$success",
+        warn_at: float | None = None,
+        error_at: float | None = None,
+        label_width: int = 5,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         self.label = label
         self.colour = colour  # a colour or theme variable for the fill
@@ -49,6 +57,7 @@ class Gauge(Widget):
             figure = Content.styled(figure.plain, "$text-muted")
         else:
             filled = round(self.fraction * bar_width)
-            bar = Content.assemble((BAR * filled, self._colour(self.fraction)),
-                                   (BAR * (bar_width - filled), "$surface-lighten-2"))
+            bar = Content.assemble(
+                (BAR * filled, self._colour(self.fraction)), (BAR * (bar_width - filled), "$surface-lighten-2")
+            )
         return Content.assemble(label, bar, figure)

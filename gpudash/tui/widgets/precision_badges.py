@@ -6,7 +6,7 @@ The levels come from the architecture tables (spec), not from a measurement; the
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from textual.content import Content
 from textual.widgets import Static
@@ -25,6 +25,7 @@ FP8_FLAVOURS = ("fp8_e4m3", "fp8_e5m2")
 
 def badge_levels(support: Mapping[str, Mapping[str, object]]) -> dict[str, str]:
     """Badge name -> level; the fp8 badge shows the better of e4m3 and e5m2."""
+
     def level(name: str) -> str:
         value = str(support.get(name, {}).get("support", "absent"))
         return value if value in LEVELS else "absent"
@@ -62,8 +63,14 @@ class PrecisionBadges(Static):
         self.update(Content(" ").join(parts))
         lines = [f"{name}: {level}" for name, level in self.levels.items()]
         fp8 = ", ".join(f"{f.split('_')[1]} {support.get(f, {}).get('support', 'absent')}" for f in FP8_FLAVOURS)
-        self.tooltip = "\n".join(["Precisions by the architecture tables (spec):", *lines,
-                                  f"fp8 flavours: {fp8}", *([detail] if detail else [])])
+        self.tooltip = "\n".join(
+            [
+                "Precisions by the architecture tables (spec):",
+                *lines,
+                f"fp8 flavours: {fp8}",
+                *([detail] if detail else []),
+            ]
+        )
 
 
 class BadgeLegend(Static):
