@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudash.errors import GpudashError
+from gpudash.recommend.amp import ACCELERATE_MIXED_PRECISION, LIGHTNING_PRECISION
 
-LIGHTNING_PRECISION = {"bfloat16": "bf16-mixed", "float16": "16-mixed", "float32": "32-true"}
-ACCELERATE_MIXED_PRECISION = {"bfloat16": "bf16", "float16": "fp16", "float32": "no"}
 PRECISION_OF = {"bfloat16": "bf16", "float16": "fp16"}
 
 

@@ -44,5 +44,5 @@ def register_kernels(register):
 
     A kernel names its `op` ("matmul"), the precision it computes in, a `predicate(KernelQuery) -> bool` and
     an `implementation`. A dispatcher (the built-in adaptive_kernels plugin for "matmul") gathers them with
-    `gpudash.plugins_api.collect_kernels(op)` and calls the highest-priority kernel whose predicate holds.
+    `gpudash.ops.collect_kernels(op)` and calls the highest-priority kernel whose predicate holds.
     """

@@ -40,7 +40,7 @@ def _plant(kind: str) -> list:
     the next task runs in the same process."""
     import torch
 
-    from gpudash.measure.probe_tasks import conversion, matmul
+    from gpudash.measure.probe.tasks import conversion, matmul
 
     if kind == "conversion_zeros":
         real = conversion.device_convert
@@ -67,7 +67,7 @@ def run_probe(device, precision, fp8=None, progress=None):
         _die_or_hang(kind)
     elif kind:
         restore = _plant(kind)
-    from gpudash.measure.probe_tasks import entry
+    from gpudash.measure.probe.tasks import entry
 
     try:
         return entry.run_probe(device, precision, fp8=fp8, progress=progress)

@@ -9,9 +9,9 @@ from torch import nn
 
 from gpudash.plugin_manager import collect_kernels, make_plugin_manager
 from gpudash.plugins_api import Device, Kernel, arch_of, local_device
-from plugins.adaptive_kernels import AdaptiveLinear, Dispatcher
-from plugins.adaptive_kernels.benchmark import AdaptiveMatmulBenchmark
-from plugins.adaptive_kernels.kernels import BUILTIN_KERNELS, FP8_OCP
+from gpudash_plugins.adaptive_kernels import AdaptiveLinear, Dispatcher
+from gpudash_plugins.adaptive_kernels.benchmark import AdaptiveMatmulBenchmark
+from gpudash_plugins.adaptive_kernels.kernels import BUILTIN_KERNELS, FP8_OCP
 
 BF16_TOL = 1e-2  # relative (Frobenius) error of a bf16 matmul against fp32: bf16 keeps 8 significant bits
 

@@ -61,7 +61,7 @@ def test_import_failure_keeps_stdout_clean(monkeypatch, tmp_path):
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.delitem(sys.modules, "amdsmi", raising=False)
     out = io.StringIO()
-    with redirect_stdout(out), pytest.raises(AmdSmiUnavailable, match="ROCm library libamd_smi.so not found"):
+    with redirect_stdout(out), pytest.raises(AmdSmiUnavailable, match=r"ROCm library libamd_smi\.so not found"):
         AmdSmiBackend()
     assert out.getvalue() == ""
 

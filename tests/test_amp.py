@@ -145,7 +145,7 @@ def test_force_fp16_scales_the_loss_and_refuses_a_failed_fp16(live):
     assert any("bf16-mixed" in r for r in config.reasons)  # Lightning's CPU switch is spelled out
     assert config.grad_scaler().is_enabled()
     _remember(machine, cpu, fp16=("failed", "matmul: 100% of the outputs are NaN"))
-    with pytest.raises(amp.PrecisionUnavailableError, match="cannot force fp16 on cpu: .*NaN"):
+    with pytest.raises(amp.PrecisionUnavailableError, match=r"cannot force fp16 on cpu: .*NaN"):
         amp.AmpConfig.force_fp16("cpu")
 
 

@@ -18,8 +18,8 @@ from gpudash.cli import main
 from gpudash.devices import discover
 from gpudash.measure import bench, runner
 from gpudash.measure.bench import BenchReport, Plan, bench_machine
-from gpudash.measure.bench_tasks import matmul
-from gpudash.measure.profile import load_profile
+from gpudash.measure.bench.tasks import matmul
+from gpudash.measure.calibration.profile import load_profile
 from gpudash.precisions import PRECISIONS
 
 TINY = Plan(shapes=((64, 64, 64), (128, 128, 128)), measure_s=0.02, copy_bytes=1 << 20)
@@ -356,7 +356,7 @@ def bench_cmd_progress(stream):
 
 def test_an_estimate_beaten_by_a_measurement_hides_every_estimated_efficiency():
     from gpudash.knowledge import Peak
-    from gpudash.measure.bench_peaks import check_estimated_peaks as _check_estimated_peaks
+    from gpudash.measure.bench.peaks import check_estimated_peaks as _check_estimated_peaks
     from gpudash.measure.schema import PrecisionTestResult
 
     peaks = {"fp32": Peak(166.1, "estimated", "formula"), "bf16": Peak(332.3, "estimated", "formula")}

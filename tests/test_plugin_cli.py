@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpudash.cli import main
-from gpudash.plugin_manager.vetting import VET_TIMEOUT_ENV
+from gpudash.plugin_manager.loading import VET_TIMEOUT_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "plugin_samples"

@@ -20,7 +20,7 @@ from gpudash.plugin_manager import (
     run_benchmarks,
     run_checks,
 )
-from gpudash.plugin_manager.vetting import VET_TIMEOUT_ENV, Candidate, candidates
+from gpudash.plugin_manager.loading import VET_TIMEOUT_ENV, Candidate, candidates
 from gpudash.plugins_api import Check, hookimpl
 
 REPO = Path(__file__).resolve().parent.parent
@@ -284,10 +284,10 @@ def test_the_builtin_plugins_load_from_an_installed_wheel(tmp_path):
         timeout=120,
     )
     code = (
-        "import json, gpudash, plugins.rocm_checks\n"
+        "import json, gpudash, gpudash_plugins.rocm_checks\n"
         "from gpudash.plugin_manager import make_plugin_manager, list_plugins\n"
         "records = {r.name: r.to_dict() for r in list_plugins(make_plugin_manager())}\n"
-        "print(json.dumps([gpudash.__file__, plugins.rocm_checks.__file__, records]))\n"
+        "print(json.dumps([gpudash.__file__, gpudash_plugins.rocm_checks.__file__, records]))\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "GPUDASH_LOAD_PLUGINS"}
     env["PYTHONPATH"] = str(target)

@@ -13,11 +13,11 @@ from gpudash.devices.machine import Machine
 from gpudash.knowledge import peaks_for
 from gpudash.measure import bench
 from gpudash.measure.bench import Job, assemble
-from gpudash.measure.preset_platform import mismatches, platform_of, presets_that_fit
-from gpudash.measure.presets import PRESETS
-from gpudash.measure.profile import CalibrationProfile, load_profile, save_profile
-from gpudash.measure.profile_compare import compare_profiles
-from gpudash.measure.profile_report import profile_from_report
+from gpudash.measure.calibration.compare import compare_profiles
+from gpudash.measure.calibration.platform import mismatches, platform_of, presets_that_fit
+from gpudash.measure.calibration.presets import PRESETS
+from gpudash.measure.calibration.profile import CalibrationProfile, load_profile, save_profile
+from gpudash.measure.calibration.report import profile_from_report
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 

@@ -10,10 +10,10 @@ from conftest import MI300X, snapshot_dict
 from gpudash.devices import discover
 from gpudash.plugin_manager import make_plugin_manager, run_checks
 from gpudash.plugins_api import Device
-from plugins.rocm_checks import probes
-from plugins.rocm_checks.device_checks import DEVICE_CHECKS, Bf16CacheNanInf, cache_verdict
-from plugins.rocm_checks.facts import HIPBLASLT_SUPPORTED, listed_since
-from plugins.rocm_checks.table_checks import FftStability, HipblasltSupport, KnownIssues, fft_report
+from gpudash_plugins.rocm_checks import probes
+from gpudash_plugins.rocm_checks.device_checks import DEVICE_CHECKS, Bf16CacheNanInf, cache_verdict
+from gpudash_plugins.rocm_checks.facts import HIPBLASLT_SUPPORTED, listed_since
+from gpudash_plugins.rocm_checks.table_checks import FftStability, HipblasltSupport, KnownIssues, fft_report
 
 
 def amd(index, gfx, name):

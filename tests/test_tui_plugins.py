@@ -91,7 +91,7 @@ async def test_plugins_view_shows_loaded_and_failed_with_why(tmp_path, monkeypat
             "entry point",
             "gpudash 0.1.0",
             "0.1.0",
-            "plugins.rocm_checks.hooks",
+            "gpudash_plugins.rocm_checks.hooks",
             True,
             ["register_checks"],
             [],

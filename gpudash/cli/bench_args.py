@@ -24,7 +24,7 @@ def parse_precisions(text: str | None) -> list[str] | None:
 def choose_devices(ctx, machine, preset):
     """The devices to measure, and with a preset, a platform check for each."""
     from gpudash.errors import GpudashError, UsageError
-    from gpudash.measure import preset_platform
+    from gpudash.measure.calibration import platform as preset_platform
     from gpudash.measure.device_names import find_device
 
     if ctx.args.device:

@@ -15,8 +15,8 @@ def measure(ctx) -> int:
     from gpudash.cli.bench_progress import Progress
     from gpudash.cli.bench_render import render
     from gpudash.errors import UsageError
-    from gpudash.measure import presets
     from gpudash.measure.bench import bench_json, bench_machine
+    from gpudash.measure.calibration import presets
 
     args = ctx.args
     precisions = parse_precisions(args.precisions)
@@ -63,8 +63,8 @@ def measure(ctx) -> int:
         path = store.append_history("bench", machine, data)
         print(f"gpudash: run kept in {path}", file=sys.stderr)
     if args.save:
-        from gpudash.measure.profile import save_profile
-        from gpudash.measure.profile_report import profile_from_report
+        from gpudash.measure.calibration.profile import save_profile
+        from gpudash.measure.calibration.report import profile_from_report
 
         report = next(iter(reports.values()))
         replaced = save_profile(profile_from_report(report, machine, preset.name if preset else None), args.save)

@@ -7,8 +7,8 @@ import json
 
 def show_profile(path: str, as_json: bool) -> int:
     from gpudash.cli.bench_render import render
-    from gpudash.measure.profile import load_profile
-    from gpudash.measure.profile_report import report_from_profile
+    from gpudash.measure.calibration.profile import load_profile
+    from gpudash.measure.calibration.report import report_from_profile
 
     profile = load_profile(path)
     if as_json:
@@ -28,8 +28,8 @@ def show_profile(path: str, as_json: bool) -> int:
 def compare(path_a: str, path_b: str, as_json: bool) -> int:
     from gpudash import formatting as fmt
     from gpudash.cli.bench_render import number, ratio
-    from gpudash.measure.profile import load_profile
-    from gpudash.measure.profile_compare import compare_profiles
+    from gpudash.measure.calibration.compare import compare_profiles
+    from gpudash.measure.calibration.profile import load_profile
 
     a, b = load_profile(path_a), load_profile(path_b)
     rows = compare_profiles(a, b)

@@ -129,7 +129,7 @@ def render(data: dict) -> str:
 
 def render_presets() -> str:
     from gpudash import formatting as fmt
-    from gpudash.measure.presets import PRESETS
+    from gpudash.measure.calibration.presets import PRESETS
 
     rows = [
         [

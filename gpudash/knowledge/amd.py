@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from gpudash.knowledge import EMULATED, NATIVE, ArchInfo, _support, _unknown
+from gpudash.knowledge.levels import EMULATED, NATIVE, ArchInfo, support, unknown_arch
 
 SOURCE = "reference/precision.md §3.1 (LLVM AMDGPUUsage; ROCm precision-support; PyTorch ScaledBlas.cpp)"
 
@@ -99,15 +99,15 @@ def amd_arch(gfx_target: str | None) -> ArchInfo:
     try:
         gfx = parse_gfx(gfx_target)
         if gfx is None or gfx not in _TABLE:
-            return _unknown(SOURCE, f"gfx target {gfx_target!r} is not in the table")
+            return unknown_arch(SOURCE, f"gfx target {gfx_target!r} is not in the table")
         family, levels, (e4m3, e5m2), notes = _TABLE[gfx]
         return ArchInfo(
             family=family,
-            precisions=_support(**levels),
+            precisions=support(**levels),
             fp8_dtype=e4m3,
             fp8_e5m2_dtype=e5m2,
             notes=tuple(notes),
             source=SOURCE,
         )
     except Exception as exc:
-        return _unknown(SOURCE, f"gfx target lookup failed: {exc}")
+        return unknown_arch(SOURCE, f"gfx target lookup failed: {exc}")

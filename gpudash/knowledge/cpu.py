@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gpudash.knowledge import ABSENT, EMULATED, NATIVE, ArchInfo, _support
+from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, support
 
 if TYPE_CHECKING:
     from gpudash.models import DeviceInfo
@@ -121,7 +121,7 @@ def cpu_arch(device: DeviceInfo) -> ArchInfo:
             notes.append("bf16 emulated: no AVX512-BF16/AMX-BF16, converted to fp32")
         if not fp16:
             notes.append("fp16 emulated: no AVX512-FP16/AMX-FP16, converted to fp32")
-        precisions = _support(
+        precisions = support(
             fp64=NATIVE,
             fp32=NATIVE,
             tf32=ABSENT,
@@ -135,5 +135,5 @@ def cpu_arch(device: DeviceInfo) -> ArchInfo:
         return ArchInfo(microarch(device), precisions, "float8_e4m3fn", "float8_e5m2", tuple(notes), SOURCE)
     except Exception as exc:
         return ArchInfo(
-            "CPU", _support(fp64=NATIVE, fp32=NATIVE), None, None, (f"CPU feature lookup failed: {exc}",), SOURCE
+            "CPU", support(fp64=NATIVE, fp32=NATIVE), None, None, (f"CPU feature lookup failed: {exc}",), SOURCE
         )

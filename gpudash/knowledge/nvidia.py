@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from gpudash.knowledge import ABSENT, EMULATED, NATIVE, ArchInfo, _support, _unknown
+from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, support, unknown_arch
 
 SOURCE = "reference/precision.md §2.3 (developer.nvidia.com/cuda-gpus; PyTorch and TransformerEngine gates)"
 
@@ -113,12 +113,12 @@ def nvidia_arch(compute_capability: str | None) -> ArchInfo:
     try:
         cc = parse_cc(compute_capability)
         if cc is None:
-            return _unknown(SOURCE, f"compute capability {compute_capability!r} not recognised")
+            return unknown_arch(SOURCE, f"compute capability {compute_capability!r} not recognised")
         if cc[0] in _OLD:
             fp16 = NATIVE if cc == (5, 3) else EMULATED  # Jetson TX1 (5.3) has native fp16
             return ArchInfo(
                 _OLD[cc[0]],
-                _support(fp64=NATIVE, fp32=NATIVE, fp16=fp16, bf16=EMULATED),
+                support(fp64=NATIVE, fp32=NATIVE, fp16=fp16, bf16=EMULATED),
                 None,
                 None,
                 ("not targeted by current PyTorch wheels",),
@@ -126,9 +126,9 @@ def nvidia_arch(compute_capability: str | None) -> ArchInfo:
             )
         row = _row(cc)
         if row is None:
-            return _unknown(SOURCE, f"compute capability {cc[0]}.{cc[1]} is not in the table")
+            return unknown_arch(SOURCE, f"compute capability {cc[0]}.{cc[1]} is not in the table")
         family, levels, notes = row
-        precisions = _support(**levels)
+        precisions = support(**levels)
         fp8 = precisions["fp8_e4m3"] == NATIVE
         return ArchInfo(
             family=family,
@@ -139,4 +139,4 @@ def nvidia_arch(compute_capability: str | None) -> ArchInfo:
             source=SOURCE,
         )
     except Exception as exc:
-        return _unknown(SOURCE, f"compute capability lookup failed: {exc}")
+        return unknown_arch(SOURCE, f"compute capability lookup failed: {exc}")

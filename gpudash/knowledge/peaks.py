@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from gpudash.knowledge import NATIVE, arch_for
+from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import features, microarch, vendor_of
+from gpudash.knowledge.levels import NATIVE
 from gpudash.knowledge.peak_tables import AMD_RATES, GEFORCE_HALVED, NV_RATES, PARTS, Part
 from gpudash.precisions import PRECISIONS
 

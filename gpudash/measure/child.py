@@ -47,7 +47,7 @@ def main() -> None:
             func = resolve(task["target"])
             kwargs = dict(task.get("kwargs") or {})
             if task.get("progress"):
-                kwargs["progress"] = lambda **info: send(event="progress", task=i, info=info)
+                kwargs["progress"] = lambda i=i, **info: send(event="progress", task=i, info=info)
             value = func(**kwargs)
             send(event="done", task=i, value=value)
         except BaseException as exc:  # report and go on with the next task

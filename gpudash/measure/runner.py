@@ -23,6 +23,19 @@ from gpudash.measure.child import MARK
 
 OK, ERROR, TIMEOUT, CRASHED, CANCELLED = "ok", "error", "timeout", "crashed", "cancelled"
 
+# `python -m` and `python -c` put the working directory first on sys.path, so a json.py or a plugins/ package
+# lying there would be imported by the child. The child drops that entry before it imports anything else.
+CHILD_COMMAND = (
+    "import sys; del sys.path[0]; import runpy; "
+    "runpy.run_module('gpudash.measure.child', run_name='__main__', alter_sys=True)"
+)
+
+
+def import_path_without_cwd() -> list[str]:
+    """This process's sys.path less the working directory (as '' or spelled out), for a child's PYTHONPATH."""
+    cwd = os.path.realpath(os.getcwd())
+    return [p for p in sys.path if p and os.path.realpath(p) != cwd]
+
 
 @dataclass
 class Task:
@@ -60,7 +73,7 @@ class _Child:
     def __init__(self, tasks: list[Task], env: dict[str, str] | None):
         payload = json.dumps([{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks])
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gpudash.measure.child"],
+            [sys.executable, "-c", CHILD_COMMAND],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -6,14 +6,14 @@ itself; what each plugin provided is kept on its record for `gpudash plugins`.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from gpudash.plugin_manager.factory import make_plugin_manager
-from gpudash.plugin_manager.manager import HOOKS, GpudashPluginManager
+from gpudash.plugin_manager.loading import make_plugin_manager
+from gpudash.plugin_manager.manager import HOOKS, GpudashPluginManager, run_plugin_code
 from gpudash.plugin_manager.records import PluginRecord, Registered
-from gpudash.plugin_manager.reporting import run_plugin_code
 from gpudash.plugins_api import Kernel
 
 
@@ -64,7 +64,7 @@ def _collect(pm: GpudashPluginManager, hook: str) -> list[Registered]:
         names: list[str] = []
         register = _register_callback(pm, hook, record, names, found)
         kwargs = {"register": register} if "register" in impl.argnames else {}  # a hook may take no arguments
-        run_plugin_code(pm, record, f"{hook} raised ", lambda: impl.function(**kwargs))
+        run_plugin_code(pm, record, f"{hook} raised ", functools.partial(impl.function, **kwargs))
         record.provides[plural] = names
     pm.collected[hook] = found
     return found

@@ -7,17 +7,30 @@ load the same ones again.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from typing import Any
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import pluggy
 
 from gpudash import hookspecs
-from gpudash.plugin_manager.records import ENTRY_POINT, FILE, IN_PROCESS, PluginRecord, Registered
-from gpudash.plugin_manager.reporting import ErrorReporter, report_to_stderr
+from gpudash.plugin_manager.records import (
+    ENTRY_POINT,
+    FILE,
+    IN_PROCESS,
+    ErrorReporter,
+    PluginRecord,
+    Registered,
+    report_to_stderr,
+)
 from gpudash.plugins_api import PROJECT
 
 HOOKS = ("register_benchmarks", "register_checks", "register_kernels")
+
+
+T = TypeVar("T")
 
 
 class GpudashPluginManager(pluggy.PluginManager):
@@ -73,7 +86,7 @@ class GpudashPluginManager(pluggy.PluginManager):
         return True
 
     def sources(self) -> dict[str, Any]:
-        """Where a child process loads the same plugins from (gpudash.plugin_host)."""
+        """Where a child process loads the same plugins from (gpudash.plugin_manager.host)."""
         return {
             "plugin_dirs": list(self.plugin_dirs),
             "load_entry_points": self.load_entry_points,
@@ -83,3 +96,18 @@ class GpudashPluginManager(pluggy.PluginManager):
     def runs_in_child(self, plugin: str) -> bool:
         record = self.records.get(plugin)
         return record is not None and record.source in (ENTRY_POINT, FILE)
+
+
+def run_plugin_code(
+    pm: GpudashPluginManager, record: PluginRecord, failure: str, code: Callable[[], T]
+) -> tuple[bool, T | None]:
+    """(True, what `code()` returned), with its prints sent to stderr; (False, None) when it raised, after
+    recording the error against the plugin as `failure` followed by "Type: message". Ctrl-C still stops gpudash."""
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            return True, code()
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # ImportError, a raise at import, even SystemExit
+        pm.fail(record, f"{failure}{type(exc).__name__}: {exc}")
+        return False, None

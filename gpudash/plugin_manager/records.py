@@ -1,7 +1,18 @@
-"""What gpudash keeps about each plugin (PluginRecord) and about each thing a plugin registered (Registered)."""
+"""What gpudash keeps about each plugin, which plugins may load, and how plugin trouble stays contained.
+
+PluginRecord and Registered are what `gpudash plugins` shows and what the register_* hooks produced.
+GPUDASH_LOAD_PLUGINS=name1,name2 selects plugins: a name matches an entry point by its own name or its
+distribution's (`gpudash` selects both built-ins), or a one-file plugin by its file stem, compared canonically
+(case, and -_. alike); unset loads everything, empty loads nothing. Plugin code that runs in gpudash's own
+process while registering has its prints sent to stderr, and a raise there (even SystemExit) costs only itself.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +38,7 @@ class PluginRecord(PlainData):
     source: str  # ENTRY_POINT | FILE | IN_PROCESS
     origin: str  # the distribution ("gpudash 0.1.0"), the file path, or the object's module
     version: str | None = None
-    target: str | None = None  # the entry point's value, e.g. "plugins.rocm_checks.hooks"
+    target: str | None = None  # the entry point's value, e.g. "gpudash_plugins.rocm_checks.hooks"
     loaded: bool = False
     hooks: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
@@ -43,3 +54,40 @@ class Registered:
     plugin: str
     name: str
     obj: Any
+
+
+LOAD_ENV = "GPUDASH_LOAD_PLUGINS"
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def allowed_names(environ: dict[str, str] | None = None) -> set[str] | None:
+    """GPUDASH_LOAD_PLUGINS as a set of canonical names; None when unset (load everything)."""
+    value = (os.environ if environ is None else environ).get(LOAD_ENV)
+    if value is None:
+        return None
+    return {canonical(n.strip()) for n in value.split(",") if n.strip()}
+
+
+def selected(allowed: set[str] | None, *names: str) -> bool:
+    """Whether a plugin known by any of `names` may load."""
+    return allowed is None or any(canonical(name) in allowed for name in names)
+
+
+def unmatched(allowed: set[str], records: Iterable[PluginRecord]) -> list[str]:
+    """The names in GPUDASH_LOAD_PLUGINS that matched no plugin and no distribution, sorted."""
+    found: set[str] = set()
+    for record in records:
+        found.add(canonical(record.name))
+        if record.source == ENTRY_POINT:  # origin is "<distribution> <version>"
+            found.add(canonical(record.origin.rsplit(" ", 1)[0]))
+    return sorted(allowed - found)
+
+
+ErrorReporter = Callable[[str, str], None]
+
+
+def report_to_stderr(plugin: str, message: str) -> None:
+    print(f"gpudash: plugin {plugin!r}: {message}", file=sys.stderr)

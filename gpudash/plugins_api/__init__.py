@@ -16,7 +16,7 @@ plugins directory) with functions marked `@hookimpl`, named after the hooks in `
 
 Everything here is plain data and small functions: importable without torch or Textual, so listing plugins
 stays instant. Plugin code imports torch lazily, inside `run`. Checks and benchmarks run in a child process
-with a time limit (gpudash.plugin_host), never in the gpudash process itself.
+with a time limit (gpudash.plugin_manager.host), never in the gpudash process itself.
 
 Import from here, not from the submodules (devices, arch, checks, benchmarks, kernels): only these names are
 the API.
@@ -40,7 +40,7 @@ from gpudash.plugins_api.checks import (
     CheckResult,
 )
 from gpudash.plugins_api.devices import Device, local_device
-from gpudash.plugins_api.kernels import Kernel, KernelQuery, collect_kernels
+from gpudash.plugins_api.kernels import Kernel, KernelQuery
 from gpudash.precisions import PRECISIONS
 
 PROJECT = "gpudash"
@@ -71,7 +71,6 @@ __all__ = [
     "KernelQuery",
     "arch_of",
     "bench_result_dict",
-    "collect_kernels",
     "hookimpl",
     "local_device",
     "peak_gflops",

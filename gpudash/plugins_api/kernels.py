@@ -1,4 +1,7 @@
-"""Kernels for the adaptive dispatcher (the register_kernels hook): Kernel, the KernelQuery its predicate sees."""
+"""Kernels for the adaptive dispatcher (the register_kernels hook): Kernel, the KernelQuery its predicate sees.
+
+Gathering every plugin's kernels needs the plugin manager: `gpudash.ops.collect_kernels` does it.
+"""
 
 from __future__ import annotations
 
@@ -32,11 +35,3 @@ class Kernel:
     implementation: Callable[..., Any]
     priority: int = 0
     description: str = ""
-
-
-def collect_kernels(op: str | None = None) -> list[Kernel]:
-    """Kernels every loaded plugin registers through `register_kernels` (entry points; GPUDASH_LOAD_PLUGINS
-    applies). Load errors go to stderr. Cached per process."""
-    from gpudash.plugin_manager import kernels_from_plugins  # the manager imports this API: import it late
-
-    return [k for k in kernels_from_plugins() if op is None or k.op == op]

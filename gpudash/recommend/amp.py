@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-# The framework spellings are gpudash.amp's (the runtime AmpConfig), so both always agree.
-from gpudash.amp import ACCELERATE_MIXED_PRECISION as ACCELERATE
-from gpudash.amp import LIGHTNING_PRECISION as LIGHTNING
 from gpudash.knowledge.nvidia import parse_cc
 from gpudash.models import MEASURED, SPEC
 from gpudash.recommend.evidence import Verdict, arch_notes_about, describe_check, judge, not_verified
@@ -25,6 +22,9 @@ from gpudash.recommend.facts import Facts
 from gpudash.recommend.settings import Setting
 
 BF16, FP16, FP32 = "bfloat16", "float16", "float32"
+# The framework spellings; gpudash.amp (the runtime AmpConfig) uses these same tables, so both always agree.
+LIGHTNING_PRECISION = {BF16: "bf16-mixed", FP16: "16-mixed", FP32: "32-true"}
+ACCELERATE_MIXED_PRECISION = {BF16: "bf16", FP16: "fp16", FP32: "no"}
 SHORT = {BF16: "bf16", FP16: "fp16", FP32: "fp32"}
 
 MIN_CPU_SPEEDUP = 1.1  # "measured faster": at least 10 % over fp32, beyond timing noise
@@ -171,9 +171,11 @@ def amp_settings(facts: Facts, choice: AmpChoice) -> tuple[dict[str, Setting], d
             "torch.autocast around the forward pass" if dtype != FP32 else "no autocast: the model runs in fp32",
             prov,
         ),
-        "lightning_precision": Setting(LIGHTNING[dtype], f"Lightning Trainer(precision=...) for {short}", prov),
+        "lightning_precision": Setting(
+            LIGHTNING_PRECISION[dtype], f"Lightning Trainer(precision=...) for {short}", prov
+        ),
         "accelerate_mixed_precision": Setting(
-            ACCELERATE[dtype], f"accelerate Accelerator(mixed_precision=...) for {short}", prov
+            ACCELERATE_MIXED_PRECISION[dtype], f"accelerate Accelerator(mixed_precision=...) for {short}", prov
         ),
         "tf32": tf32,
         "float32_matmul_precision": Setting(

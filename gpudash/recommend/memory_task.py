@@ -70,7 +70,7 @@ def trace_memory(spec: dict[str, Any], dtype: str) -> dict[str, Any]:
         how = "FakeTensorMode + MemTracker, 1 and 2 layers extrapolated"
     else:
         try:
-            param_bytes, per_sample, fixed = _per_sample(spec, dtype, fake=True)
+            _param_bytes, per_sample, fixed = _per_sample(spec, dtype, fake=True)
             how = "FakeTensorMode + MemTracker"
         except Exception as exc:  # data-dependent code or I/O in the factory: trace it for real
             _param_bytes, per_sample, fixed = _per_sample(spec, dtype, fake=False)

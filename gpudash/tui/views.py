@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.widget import Widget
 
-Factory = Union[str, Callable[["App"], "Widget"]]
+Factory = Union[str, Callable[["App"], "Widget"]]  # noqa: UP007 (a runtime alias: `|` fails on strings)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Adaptive kernels: matmul with the best kernel the device's architecture supports.
 
-    from plugins.adaptive_kernels import AdaptiveLinear, matmul, matmul_with_info
+    from gpudash_plugins.adaptive_kernels import AdaptiveLinear, matmul, matmul_with_info
 
     y = matmul(x, w)                      # x @ w.T, in x's dtype
     y, kernel = matmul_with_info(x, w)    # kernel: "bf16", "fp8_e4m3fn_scaled_mm", ...

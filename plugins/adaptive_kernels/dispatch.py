@@ -14,7 +14,8 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from gpudash.plugins_api import Arch, Device, Kernel, KernelQuery, arch_of, collect_kernels, local_device
+from gpudash.ops import collect_kernels
+from gpudash.plugins_api import Arch, Device, Kernel, KernelQuery, arch_of, local_device
 
 from .kernels import BUILTIN_KERNELS
 

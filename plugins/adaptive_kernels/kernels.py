@@ -37,7 +37,9 @@ def _fp8(q: KernelQuery, dtype_name: str) -> bool:
     if q.requires_grad or not _fp8_shapes_ok(q):
         return False
     rocm = q.device.rocm_version
-    return not (q.device.vendor == "amd" and dtype_name == "float8_e4m3fn" and rocm is not None and rocm < OCP_FP8_MIN_ROCM)
+    return not (
+        q.device.vendor == "amd" and dtype_name == "float8_e4m3fn" and rocm is not None and rocm < OCP_FP8_MIN_ROCM
+    )
 
 
 def wants_fp8_fnuz(q: KernelQuery) -> bool:

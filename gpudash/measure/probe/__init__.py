@@ -18,10 +18,10 @@ from gpudash.errors import UsageError
 from gpudash.knowledge import arch_for
 from gpudash.measure import runner
 from gpudash.measure.device_names import find_device, torch_device
-from gpudash.measure.probe_matrix import capability_matrix, recorded_torch, unmeasured_matrix
-from gpudash.measure.probe_report import precision_json, probe_json
-from gpudash.measure.probe_store import remember, remembered
-from gpudash.measure.probe_verdict import RATE_EXEMPT, SLOW_REFERENCE_FRACTION, judge
+from gpudash.measure.probe.matrix import capability_matrix, recorded_torch, unmeasured_matrix
+from gpudash.measure.probe.report import precision_json, probe_json
+from gpudash.measure.probe.store import remember, remembered
+from gpudash.measure.probe.verdict import RATE_EXEMPT, SLOW_REFERENCE_FRACTION, judge
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.precisions import PRECISIONS
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 # The child-side entry point. Tests point this at a wrapper that plants faults; nothing else changes it.
-TASK_TARGET = "gpudash.measure.probe_tasks.entry:run_probe"
+TASK_TARGET = "gpudash.measure.probe.tasks.entry:run_probe"
 REPLAYED_REASON = NOT_RUN_REPLAYED
 
 ProgressFn = Callable[[dict[str, Any]], None]

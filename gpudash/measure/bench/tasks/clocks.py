@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudash.measure.bench_tasks.contention import OtherLoad
+from gpudash.measure.bench.tasks.contention import OtherLoad
 
 MIN_REPS = 3
 MAX_REPS = 10_000

@@ -10,14 +10,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gpudash.knowledge import ABSENT, arch_for
-from gpudash.measure.bench_plan import Plan
+from gpudash.measure.bench.plan import Plan
 from gpudash.measure.device_names import torch_device
 from gpudash.measure.runner import Task
 from gpudash.models import DeviceInfo
 from gpudash.precisions import PRECISIONS
 
-MATMUL_TASK = "gpudash.measure.bench_tasks.matmul:sweep"
-BANDWIDTH_TASK = "gpudash.measure.bench_tasks.bandwidth:run"
+MATMUL_TASK = "gpudash.measure.bench.tasks.matmul:sweep"
+BANDWIDTH_TASK = "gpudash.measure.bench.tasks.bandwidth:run"
 
 
 @dataclass

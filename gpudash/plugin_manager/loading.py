@@ -1,12 +1,11 @@
-"""Vetting: importing third-party plugins in a child process first, so one that crashes or hangs gpudash's own
-process while it imports or registers (a broken native extension that segfaults, a module that blocks) is
-reported as failed instead of taking gpudash down.
+"""Loading: third-party plugins vetted in a child process first, then imported here (make_plugin_manager).
 
-All candidates are tried in ONE child (gpudash.plugin_host.vet_plugin), one after another, each with a time
-limit. When a candidate kills the child or overruns, it is marked failed and a new child takes the rest (the
-runner resumes after a crash or timeout). gpudash's own built-in plugins are trusted and not vetted, so a
-machine without third-party plugins starts no child at all. A plugin that merely raises passes vetting: the
-parent imports it and records its exception like any other load error.
+Vetting imports every third-party candidate in ONE child (gpudash.plugin_manager.host.vet_plugin), one after
+another, each with a time limit, so one that crashes or hangs while it imports or registers (a broken native
+extension, a module that blocks) is reported as failed instead of taking gpudash down. When a candidate kills
+the child or overruns, it is marked failed and a new child takes the rest. gpudash's own built-ins are trusted
+and not vetted, so a machine without third-party plugins starts no child at all. A plugin that merely raises
+passes vetting: the parent imports it and records its exception like any other load error.
 """
 
 from __future__ import annotations
@@ -17,13 +16,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpudash.errors import UsageError
-from gpudash.plugin_manager.child_runs import child_env
-from gpudash.plugin_manager.entry_points import is_builtin, selected_entry_points
-from gpudash.plugin_manager.plugin_files import plugin_files_in
-from gpudash.plugin_manager.records import ENTRY_POINT, FILE, plugin_key
+from gpudash.plugin_manager.manager import GpudashPluginManager
+from gpudash.plugin_manager.records import (
+    ENTRY_POINT,
+    FILE,
+    LOAD_ENV,
+    ErrorReporter,
+    allowed_names,
+    plugin_key,
+    report_to_stderr,
+    unmatched,
+)
+from gpudash.plugin_manager.sources import (
+    child_env,
+    is_builtin,
+    load_entry_point_plugins,
+    load_plugin_dir,
+    plugin_files_in,
+    selected_entry_points,
+)
 
 if TYPE_CHECKING:
     from gpudash.measure.runner import TaskResult
+
 
 VET_TIMEOUT_S = 20.0  # per candidate: importing it and calling its register_* hooks
 VET_TIMEOUT_ENV = "GPUDASH_PLUGIN_VET_TIMEOUT_S"  # overrides VET_TIMEOUT_S; meant for tests
@@ -92,14 +107,18 @@ def vet_plugins(found: list[Candidate]) -> dict[str, str]:
     from gpudash.measure.runner import CRASHED, TIMEOUT, Task, run_tasks
 
     limit = vet_time_limit()
-    tasks = [Task("gpudash.plugin_host:vetting_ready", timeout_s=_START_UP_S, name="vetting: start-up")]
+    tasks = [Task("gpudash.plugin_manager.host:vetting_ready", timeout_s=_START_UP_S, name="vetting: start-up")]
     tasks += [
         Task(
-            "gpudash.plugin_host:vet_plugin", c.task_kwargs(), timeout_s=limit, name=f"vetting {c.name}", progress=True
+            "gpudash.plugin_manager.host:vet_plugin",
+            c.task_kwargs(),
+            timeout_s=limit,
+            name=f"vetting {c.name}",
+            progress=True,
         )
         for c in found
     ]
-    tasks.append(Task("gpudash.plugin_host:end_vetting", timeout_s=_START_UP_S, name="vetting: exit"))
+    tasks.append(Task("gpudash.plugin_manager.host:end_vetting", timeout_s=_START_UP_S, name="vetting: exit"))
     last = tasks[-2]
     stages: dict[int, str] = {}  # task index -> "import" | "register": how far the candidate got
     no_child_left = threading.Event()
@@ -126,3 +145,33 @@ def vet_plugins(found: list[Candidate]) -> dict[str, str]:
             outcome = "crashed" if result.status == CRASHED else "hung"
             failures[candidate.key] = f"plugin {step} {outcome}: {result.error}"
     return failures
+
+
+def make_plugin_manager(
+    plugin_dirs=(),
+    load_entry_points: bool = True,
+    *,
+    on_error: ErrorReporter | None = report_to_stderr,
+    vet_failures: dict[str, str] | None = None,
+) -> GpudashPluginManager:
+    """A fresh plugin manager (nothing is built at import time): entry points, then one-file plugins.
+
+    Third-party plugins are vetted in a child process first (gpudash.plugin_manager.loading); those that
+    crash or hang it are recorded as failed and never imported here. A child process that runs plugins
+    passes the parent's verdicts as `vet_failures` (plugin_key -> reason) instead of vetting again.
+    `on_error(plugin, message)` hears each load error (default: one line on stderr; the TUI passes None and
+    shows `pm.records` instead). Raises UsageError for a plugin directory that does not exist.
+    """
+    pm = GpudashPluginManager(on_error)
+    allowed = allowed_names()
+    if vet_failures is None:
+        vet_failures = vet_plugins(candidates(plugin_dirs, load_entry_points, allowed))
+    pm.vet_failures = dict(vet_failures)
+    if load_entry_points:
+        load_entry_point_plugins(pm, allowed)
+    for directory in plugin_dirs:
+        load_plugin_dir(pm, str(directory), allowed)
+    if allowed and on_error:
+        for name in unmatched(allowed, pm.records.values()):
+            on_error(name, f"named in {LOAD_ENV} but not found")
+    return pm

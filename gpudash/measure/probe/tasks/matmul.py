@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from gpudash.measure.probe_tasks import formats, timing
+from gpudash.measure.probe.tasks import formats, timing
 
 # M odd (tail rows); K and N multiples of 16 (torch._scaled_mm) and of 8 (torch._int_mm needs M > 16 too).
 SHAPE = (129, 256, 112)

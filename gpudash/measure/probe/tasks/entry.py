@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import torch
 
-from gpudash.measure.probe_tasks import autocast, claims, conversion, matmul, tf32
+from gpudash.measure.probe.tasks import autocast, claims, conversion, matmul, tf32
 
 # The torch dtypes each precision needs; a torch build without one cannot try that precision.
 _FP8_DEFAULT = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from gpudash.knowledge import arch_for, peak_memory_bandwidth_gbps
-from gpudash.measure.bench_peaks import bench_peaks, peak_provenance
-from gpudash.measure.bench_report import BenchReport
+from gpudash.measure.bench.peaks import bench_peaks, peak_provenance
+from gpudash.measure.bench.report import BenchReport
 from gpudash.measure.schema import NOT_RUN, PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import NOT_RUN_REPLAYED, REPLAYED, DeviceInfo
 from gpudash.precisions import PRECISIONS

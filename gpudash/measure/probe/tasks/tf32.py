@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from gpudash.measure.probe_tasks import timing
-from gpudash.measure.probe_tasks.matmul import SHAPE, compare, exact64, fp32_matmul_precision, timing_shape
+from gpudash.measure.probe.tasks import timing
+from gpudash.measure.probe.tasks.matmul import SHAPE, compare, exact64, fp32_matmul_precision, timing_shape
 
 TOLERANCE = 2e-3  # inputs rounded to 10 mantissa bits: about 2^-10 per product, plus fp32 accumulation
 IN_EFFECT_FACTOR = 8.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import platform as _platform
 from dataclasses import dataclass
 
-from gpudash.measure.presets import PRESETS, Preset
+from gpudash.measure.calibration.presets import PRESETS, Preset
 
 
 def normalise_arch(machine: str | None) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from gpudash.measure.bench_tasks.clocks import OverBudget, clock_for, measure
-from gpudash.measure.bench_tasks.operands import NotRunnable, check_alignment, dtype_names, make_matmul, set_fp32_mode
+from gpudash.measure.bench.tasks.clocks import OverBudget, clock_for, measure
+from gpudash.measure.bench.tasks.operands import NotRunnable, check_alignment, dtype_names, make_matmul, set_fp32_mode
 
 RETRY_LOAD = 0.25  # other processes took over a quarter of the CPU while a case was timed
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpudash.measure.profile import CalibrationProfile
+from gpudash.measure.calibration.profile import CalibrationProfile
 
 
 def compare_profiles(a: CalibrationProfile, b: CalibrationProfile) -> list[dict]:

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from gpudash.measure.probe_tasks import formats
+from gpudash.measure.probe.tasks import formats
 
 SIZES = (1, 3, 4097, 2**20 + 3)
 STRIDED_SIZES = (4097, 2**20 + 3)

@@ -4,10 +4,10 @@ precision, speedup over fp32, theoretical peaks), the per-shape results, the ban
 from __future__ import annotations
 
 from gpudash.knowledge import arch_for
-from gpudash.measure.bench_entries import bandwidth_entries, precision_result, shape_entry
-from gpudash.measure.bench_jobs import Job
-from gpudash.measure.bench_peaks import bench_peaks, check_estimated_peaks, peak_provenance
-from gpudash.measure.bench_report import BenchReport
+from gpudash.measure.bench.entries import bandwidth_entries, precision_result, shape_entry
+from gpudash.measure.bench.jobs import Job
+from gpudash.measure.bench.peaks import bench_peaks, check_estimated_peaks, peak_provenance
+from gpudash.measure.bench.report import BenchReport
 from gpudash.measure.runner import OK, TaskResult
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import MEASURED, DeviceInfo

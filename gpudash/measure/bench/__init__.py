@@ -13,12 +13,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 
-from gpudash.measure.bench_assemble import assemble
-from gpudash.measure.bench_jobs import Job, default_precisions, device_tasks
-from gpudash.measure.bench_plan import Plan, plan_for
-from gpudash.measure.bench_replay import replayed_report
-from gpudash.measure.bench_report import BenchReport, bench_json
-from gpudash.measure.bench_watchdog import Watchdog
+from gpudash.measure.bench.assemble import assemble
+from gpudash.measure.bench.jobs import Job, default_precisions, device_tasks
+from gpudash.measure.bench.plan import Plan, plan_for
+from gpudash.measure.bench.replay import replayed_report
+from gpudash.measure.bench.report import BenchReport, bench_json
+from gpudash.measure.bench.watchdog import Watchdog
 from gpudash.measure.device_names import torch_device
 from gpudash.measure.interruptible import run_interruptibly
 from gpudash.measure.runner import TaskResult, run_tasks

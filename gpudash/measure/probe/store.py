@@ -6,7 +6,7 @@ from typing import Any
 
 from gpudash import store
 from gpudash.devices import Machine
-from gpudash.measure.probe_report import PROBE_VERSION
+from gpudash.measure.probe.report import PROBE_VERSION
 from gpudash.measure.schema import PrecisionCapabilityMatrix
 
 STORE_KIND = "probe"

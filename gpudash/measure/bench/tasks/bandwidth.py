@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gpudash.measure.bench_tasks.clocks import OverBudget, clock_for, measure
-from gpudash.measure.bench_tasks.matmul import error_text
+from gpudash.measure.bench.tasks.clocks import OverBudget, clock_for, measure
+from gpudash.measure.bench.tasks.matmul import error_text
 
 
 def _result(op: str, nbytes: int, moved: int, timing) -> dict:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpudash.knowledge import arch_for, peaks_for
-from gpudash.measure.probe_verdict import not_run
+from gpudash.measure.probe.verdict import not_run
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import DeviceInfo
 from gpudash.precisions import PRECISIONS

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from gpudash.measure.bench_report import BenchReport
-from gpudash.measure.preset_platform import device_type, normalise_arch
-from gpudash.measure.profile import CalibrationMetadata, CalibrationProfile, OperationCalibration
+from gpudash.measure.bench.report import BenchReport
+from gpudash.measure.calibration.platform import device_type, normalise_arch
+from gpudash.measure.calibration.profile import CalibrationMetadata, CalibrationProfile, OperationCalibration
 from gpudash.measure.schema import PrecisionTestResult
 
 

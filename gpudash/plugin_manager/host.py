@@ -5,7 +5,7 @@ dirs, and the plugins vetting ruled out), once per child process, then finds the
 by name and runs it. Whatever goes wrong here (the plugin does not load, raises, returns something
 malformed) is raised, and the runner reports it.
 
-Vetting (gpudash.plugin_manager.vetting): the child imports one candidate plugin and calls its register_*
+Vetting (gpudash.plugin_manager.loading): the child imports one candidate plugin and calls its register_*
 hooks, so that a crash or a hang there kills this child rather than gpudash.
 """
 
@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from gpudash.plugin_manager import (
-    ENTRY_POINT,
     GpudashPluginManager,
     Registered,
     collect_benchmarks,
@@ -26,8 +25,8 @@ from gpudash.plugin_manager import (
     list_plugins,
     make_plugin_manager,
 )
-from gpudash.plugin_manager.entry_points import EntryPoint, load_entry_point
-from gpudash.plugin_manager.plugin_files import load_plugin_file
+from gpudash.plugin_manager.records import ENTRY_POINT
+from gpudash.plugin_manager.sources import EntryPoint, load_entry_point, load_plugin_file
 from gpudash.plugins_api import ENTRY_POINT_GROUP, STATUSES, CheckResult, Device, bench_result_dict
 
 _managers: dict[tuple, GpudashPluginManager] = {}

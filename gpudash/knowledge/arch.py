@@ -1,0 +1,28 @@
+"""arch_for: the architecture facts for one device, dispatched on its vendor to the vendor tables."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpudash.knowledge.amd import amd_arch
+from gpudash.knowledge.cpu import cpu_arch
+from gpudash.knowledge.levels import ArchInfo, unknown_arch
+from gpudash.knowledge.nvidia import nvidia_arch
+
+if TYPE_CHECKING:
+    from gpudash.models import DeviceInfo
+
+
+def arch_for(device: DeviceInfo) -> ArchInfo:
+    """The architecture facts for one device, dispatched on its vendor. Never raises."""
+    try:
+        vendor = (getattr(device, "vendor", None) or "").lower()
+        if vendor == "nvidia":
+            return nvidia_arch(getattr(device, "compute_capability", None))
+        if vendor == "amd":
+            return amd_arch(getattr(device, "gfx_target", None))
+        if vendor == "cpu":
+            return cpu_arch(device)
+        return unknown_arch("", f"unknown vendor {vendor!r}")
+    except Exception as exc:  # a table bug must not take the dashboard down
+        return unknown_arch("", f"architecture lookup failed: {exc}")

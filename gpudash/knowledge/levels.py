@@ -1,0 +1,43 @@
+"""Support levels and ArchInfo: the shape of every architecture answer (see the package docstring)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpudash.precisions import PRECISIONS
+
+SUPPORT_LEVELS = ("native", "emulated", "absent")
+NATIVE, EMULATED, ABSENT = SUPPORT_LEVELS
+
+
+@dataclass(frozen=True)
+class ArchInfo:
+    family: str  # "Hopper", "CDNA3", "RDNA3.5", "Zen 4", "CPU", "unknown", ...
+    precisions: dict[str, str]  # every name in PRECISIONS -> a SUPPORT_LEVELS entry
+    fp8_dtype: str | None  # torch dtype name for e4m3 here, None where fp8 is absent
+    fp8_e5m2_dtype: str | None
+    notes: tuple[str, ...] = ()
+    source: str = ""
+
+    def is_native(self, precision: str) -> bool:
+        return self.precisions.get(precision) == NATIVE
+
+
+def support(**levels: str) -> dict[str, str]:
+    """A full precision map: the given levels, every other precision absent. A fresh dict each call."""
+    unknown = set(levels) - set(PRECISIONS)
+    if unknown:
+        raise KeyError(f"not precision names: {sorted(unknown)}")
+    return {p: levels.get(p, ABSENT) for p in PRECISIONS}
+
+
+def unknown_arch(source: str, why: str) -> ArchInfo:
+    """Conservative answer for a device we cannot place: only fp32 is claimed; probes tell the rest."""
+    return ArchInfo(
+        family="unknown",
+        precisions=support(fp32=NATIVE),
+        fp8_dtype=None,
+        fp8_e5m2_dtype=None,
+        notes=(why,),
+        source=source,
+    )
