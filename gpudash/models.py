@@ -7,6 +7,7 @@ give stays None and its reason goes into `unavailable` (design rule 5: n/a with 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,6 +104,18 @@ def to_dict(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: to_dict(v) for k, v in obj.items()}
     return obj
+
+
+def json_safe(value: Any) -> Any:
+    """Non-finite floats become None (recursively), so every JSON output is strict JSON: NaN and Infinity are
+    not JSON, and `json.dumps(..., allow_nan=False)` would raise on them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:

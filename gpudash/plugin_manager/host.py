@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gpudash.models import json_safe
 from gpudash.plugin_manager import (
     GpudashPluginManager,
     Registered,
@@ -99,7 +100,7 @@ def run_check(sources: dict[str, Any], plugin: str, check: str, device: dict[str
         raise ValueError(f"check returned status {result.status!r}, not one of {', '.join(STATUSES)}")
     result.plugin, result.check, result.device = plugin, check, dev.key
     result.env = {str(k): str(v) for k, v in (result.env or {}).items()}
-    return result.to_dict()
+    return json_safe(result.to_dict())  # a NaN in a plugin's details must not make `check --json` invalid JSON
 
 
 def run_benchmark(
@@ -112,5 +113,5 @@ def run_benchmark(
     for item in items or []:
         entry = bench_result_dict(item)
         entry["plugin"], entry["benchmark"] = plugin, benchmark
-        out.append(entry)
+        out.append(json_safe(entry))  # an inf or NaN figure becomes None: `bench --json` is strict JSON
     return out
