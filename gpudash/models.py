@@ -1,7 +1,7 @@
 """Plain data that flows from the adapters up to the outputs.
 
 Adapters fill these; nothing here knows about drivers, torch or Textual. A field a driver could not
-give stays None and its reason goes into `unavailable` (design rule 5: n/a with a reason, never a crash).
+give stays None and its reason goes into `unavailable`: n/a with a reason, never a crash.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 VENDORS = ("nvidia", "amd", "cpu")
 
-# Where a figure came from (design rule 1).
+# Where a figure came from: every output labels its figures with one of these.
 MEASURED, SPEC, REPLAYED, ESTIMATED = "measured", "spec", "replayed", "estimated"
 
 # Why nothing was measured on a replayed machine, worded the same in every output.
