@@ -68,6 +68,45 @@ def register_benchmarks(register):
 """
 
 
+# A one-file plugin whose checks break the check contract in the small ways a hurried plugin might: a summary
+# of None, an environment variable name that is not one, details that are not an object; a version that is
+# not a string.
+SLOPPY_PLUGIN = """
+from gpudash.plugins_api import Check, CheckResult, hookimpl
+
+__version__ = (1, 2)
+
+
+class NoSummary(Check):
+    name = "no_summary"
+    needs_device = False
+
+    def run(self, device):
+        return CheckResult("", "", "", "pass", None, remediation=None)
+
+
+class BadEnvName(Check):
+    name = "bad_env_name"
+    needs_device = False
+
+    def run(self, device):
+        return self.warned("set a variable", env={"NOT A NAME": "1"})
+
+
+class ListDetails(Check):
+    name = "list_details"
+    needs_device = False
+
+    def run(self, device):
+        return CheckResult("", "", "", "pass", "fine", details=[1, 2])
+
+
+@hookimpl
+def register_checks(register):
+    register(NoSummary(), BadEnvName(), ListDetails())
+"""
+
+
 # ------------------------------------------------------------------------------------------------ helpers
 
 
@@ -378,6 +417,21 @@ def test_profile_of_a_replayed_machine(tmp_path, capsys):
 def test_check_replayed(example, capsys):
     check = assert_valid("check", cli_json(capsys, *replay(example), "check", "--json"))
     assert check["checks"] and check["plugin_errors"] == []
+
+
+def test_sloppy_check_results_stay_within_the_contract(no_vendor_libs, monkeypatch, tmp_path, capsys):
+    """A None summary becomes ""; an env name that is not a variable name, or details that are not an object,
+    make the check an error naming the problem (as an unknown status does) instead of leaking into the JSON; a
+    plugin's non-string __version__ is listed as text."""
+    (tmp_path / "sloppy.py").write_text(SLOPPY_PLUGIN)
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "sloppy")
+    check = assert_valid("check", cli_json(capsys, "--plugins-dir", str(tmp_path), "check", "--json"))
+    by_name = {c["check"]: c for c in check["checks"]}
+    assert (by_name["no_summary"]["status"], by_name["no_summary"]["summary"]) == ("pass", "")
+    assert by_name["bad_env_name"]["status"] == "error" and "'NOT A NAME'" in by_name["bad_env_name"]["summary"]
+    assert by_name["list_details"]["status"] == "error" and "details" in by_name["list_details"]["summary"]
+    plugins = assert_valid("plugins", cli_json(capsys, "--plugins-dir", str(tmp_path), "plugins", "--json"))
+    assert plugins["plugins"][0]["version"] == "(1, 2)"
 
 
 def test_check_and_plugins_live_with_broken_plugins(no_vendor_libs, monkeypatch, capsys):

@@ -244,9 +244,22 @@ def run_benchmarks(
 
 
 def _fill_efficiency(results: list[dict[str, Any]], peaks: dict[str, Any]) -> None:
+    """Efficiency against gpudash's peak where the plugin left it out. A figure above an estimated peak proves
+    the estimates wrong (they rest on the clock the OS reports, often a VM's base clock), so then, as in the
+    built-in sweep (measure/bench/peaks.py), no efficiency is given against any estimated peak."""
+
+    def estimated(peak: Any) -> bool:
+        return peak.provenance != "spec"
+
+    disproved = any(
+        (peak := peaks.get(item.get("precision"))) is not None
+        and estimated(peak)
+        and (item.get("gflops") or 0.0) > peak.gflops
+        for item in results
+    )
     for item in results:
         peak = peaks.get(item.get("precision"))
-        if item.get("efficiency") is None and peak and item.get("gflops"):
+        if item.get("efficiency") is None and peak and item.get("gflops") and not (disproved and estimated(peak)):
             item["efficiency"] = item["gflops"] / peak.gflops
 
 
