@@ -295,6 +295,11 @@ def test_info_and_snapshot_of_a_live_machine_with_faked_gpus(monkeypatch, capsys
     assert nvidia["sample"]["processes"][0]["pid"] == 4242
     snapshot = assert_valid("snapshot", cli_json(capsys, "snapshot", "-o", "-", "--seconds", "0"))
     assert {d["vendor"] for d in snapshot["devices"]} == {"nvidia", "amd", "cpu"}
+    # This torch (a CPU build) cannot see the GPUs: probe and bench say so within their contracts.
+    probe = assert_valid("probe", cli_json(capsys, "probe", "--device", "nvidia:0", "--json"))
+    assert {r["verdict"] for r in probe["devices"][0]["precisions"].values()} == {"not_run"}
+    bench = assert_valid("bench", cli_json(capsys, "bench", "--device", "nvidia:0", "--json"))
+    assert bench["devices"][0]["supported_precisions"] == [] and bench["devices"][0]["provenance"] == "measured"
 
 
 def test_the_snapshot_reader_requires_what_the_schema_requires(tmp_path):
