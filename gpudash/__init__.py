@@ -7,7 +7,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # `gpudash.hookimpl` (design.md) without making every `import gpudash` load pluggy.
+    # `gpudash.hookimpl` (the marker docs/plugins.md shows) without making every `import gpudash` load pluggy.
     if name == "hookimpl":
         from gpudash.plugins_api import hookimpl
 

@@ -1,18 +1,19 @@
 """Plain data that flows from the adapters up to the outputs.
 
 Adapters fill these; nothing here knows about drivers, torch or Textual. A field a driver could not
-give stays None and its reason goes into `unavailable` (design rule 5: n/a with a reason, never a crash).
+give stays None and its reason goes into `unavailable`: n/a with a reason, never a crash.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 VENDORS = ("nvidia", "amd", "cpu")
 
-# Where a figure came from (design rule 1).
+# Where a figure came from: every output labels its figures with one of these.
 MEASURED, SPEC, REPLAYED, ESTIMATED = "measured", "spec", "replayed", "estimated"
 
 # Why nothing was measured on a replayed machine, worded the same in every output.
@@ -103,6 +104,18 @@ def to_dict(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: to_dict(v) for k, v in obj.items()}
     return obj
+
+
+def json_safe(value: Any) -> Any:
+    """Non-finite floats become None (recursively), so every JSON output is strict JSON: NaN and Infinity are
+    not JSON, and `json.dumps(..., allow_nan=False)` would raise on them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def from_dict(cls: type, data: dict[str, Any]) -> Any:

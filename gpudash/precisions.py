@@ -1,4 +1,4 @@
-"""The precision names used in every contract (design.md), in display order."""
+"""The precision names used in every contract (gpudash/contracts/), in display order."""
 
 PRECISIONS = ("fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "fp4")
 

@@ -1,4 +1,4 @@
-"""Recording this machine as a snapshot file (the replay format of design.md)."""
+"""Recording this machine as a snapshot file, the replay format (gpudash/contracts/snapshot.schema.json)."""
 
 from __future__ import annotations
 

@@ -51,3 +51,51 @@ def test_replayed_bench_lists_plugin_benchmarks_as_not_run(capsys):
     assert all(r["status"] == "skip" and "replayed" in r["summary"] for r in runs)
     assert main(["--replay", str(snap), "bench", "--json", "--no-plugins"]) == 0
     assert "plugin_benchmarks" not in json.loads(capsys.readouterr().out)["devices"][0]
+
+
+# Two benchmarks whose figures bracket any CPU's estimated peak: one far below it, one far above it.
+BRACKETING_PLUGIN = """
+from gpudash.plugins_api import Benchmark, BenchResult, hookimpl
+
+
+class Modest(Benchmark):
+    name = "modest"
+
+    def run(self, device, budget_s):
+        return [BenchResult("fp32", "modest", [1], 0.001, 1.0)]
+
+
+class Impossible(Benchmark):
+    name = "impossible"
+
+    def run(self, device, budget_s):
+        return [BenchResult("fp32", "impossible", [1], 1e12, 1.0), BenchResult("fp64", "impossible", [1], 0.001, 1.0)]
+
+
+@hookimpl
+def register_benchmarks(register):
+    register(Modest(), Impossible())
+"""
+
+
+def test_a_plugin_figure_above_an_estimated_peak_gets_no_efficiency(no_vendor_libs, monkeypatch, tmp_path):
+    """An estimated peak (the CPU formula on the clock the OS reports) that a plugin's figure exceeds is proved
+    wrong: like the built-in sweep, gpudash then gives no efficiency against any estimated peak of that run,
+    instead of one above 100 %. A figure below the estimate keeps its efficiency."""
+    import pytest
+
+    from gpudash.devices import discover
+    from gpudash.knowledge import peaks_for
+    from gpudash.plugin_manager import make_plugin_manager, run_benchmarks
+
+    (tmp_path / "bracketing.py").write_text(BRACKETING_PLUGIN)
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "bracketing")
+    machine = discover(include_torch=False)
+    cpu = machine.devices[0]
+    peaks = peaks_for(cpu)
+    if "fp32" not in peaks or peaks["fp32"].provenance == "spec":
+        pytest.skip("this CPU has no estimated fp32 peak")
+    runs = run_benchmarks(machine, make_plugin_manager([tmp_path], on_error=None), devices=[cpu], budget_s=0.1)
+    by_name = {r.benchmark: r for r in runs}
+    assert by_name["modest"].results[0]["efficiency"] == pytest.approx(0.001 / peaks["fp32"].gflops)
+    assert [r["efficiency"] for r in by_name["impossible"].results] == [None, None]

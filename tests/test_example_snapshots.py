@@ -1,4 +1,4 @@
-"""The example snapshots follow the snapshot contract (design.md) and describe the parts they claim to.
+"""The example snapshots follow the snapshot contract (snapshot.schema.json) and describe the parts they claim to.
 
 They are built from public spec data, not measured, so each must say so in "origin"; their samples must be
 physically plausible for the part, and knowledge.arch_for must place each device in the expected family.

@@ -1,4 +1,4 @@
-"""`gpudash export`: the file's shape (design.md export contract), TOML = JSON, atomic writing, messages,
+"""`gpudash export`: the file's shape (gpudash/contracts/export.schema.json), TOML = JSON, atomic writing, messages,
 bad input, replayed exports, and `--bench none` on the live CPU."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Architecture tables, written from the vendor facts in shared/reference/precision.md (§2.3, §3.1, §6).
+"""Architecture tables, written from vendor facts: NVIDIA's CUDA GPU list and architecture facts, LLVM
+AMDGPUUsage and ROCm's precision-support page, PyTorch's gates, and datasheet peaks.
 
-Expected values come from the reference tables, not from the code: each row says which reference row it encodes.
+Expected values come from those sources, not from the code: each row says which source row it encodes.
 N/E/A = native/emulated/absent. Documented choices (see the module docstrings) are pinned here too:
 fp64 is native on every GPU (low rate goes into notes); int8 is tensor-core int8 (P100/V100 absent, dp4a-only
 Pascal emulated); bf16 on RDNA1/RDNA2 emulated; tf32 on gfx950 emulated.
@@ -36,7 +37,7 @@ def row(*levels: str) -> dict[str, str]:
     return dict(zip(ORDER, levels))
 
 
-# ---------------------------------------------------------------- NVIDIA (§2.3)
+# ---------------------------------------------------------------- NVIDIA (developer.nvidia.com/cuda-gpus)
 
 NVIDIA_FAMILIES = [
     ("6.0", "Pascal"),
@@ -64,8 +65,8 @@ def test_nvidia_family(cc, family):
 
 
 def test_seed_claim_cc90_is_blackwell_is_wrong():
-    # shared/seeds/gpu-adaptive-operations.md says "Blackwell (Compute Capability >= 9.0)". Per NVIDIA's
-    # cuda-gpus table (reference/precision.md §2.3) 9.0 is Hopper (H100/H200/GH200); Blackwell is 10.x/12.x.
+    # A GPU-adaptive operations write-up gpudash started from says "Blackwell (Compute Capability >= 9.0)".
+    # Per NVIDIA's cuda-gpus table 9.0 is Hopper (H100/H200/GH200); Blackwell is 10.x/12.x.
     assert nvidia_arch("9.0").family == "Hopper"
     assert nvidia_arch("10.0").family == "Blackwell"
     assert nvidia_arch("12.0").family == "Blackwell"
@@ -151,7 +152,7 @@ def test_nvidia_pre_pascal_is_named_but_conservative():
     assert nvidia_arch("3.7").family == "Kepler"
 
 
-# ---------------------------------------------------------------- AMD (§3.1)
+# ---------------------------------------------------------------- AMD (LLVM AMDGPUUsage, ROCm docs)
 
 AMD_FAMILIES = [
     ("gfx908", "CDNA1"),
@@ -185,7 +186,7 @@ def test_amd_family(gfx, family):
 
 @pytest.mark.parametrize("spelling", ["gfx942:sramecc+:xnack-", "GFX942", "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"])
 def test_amd_strips_feature_suffixes(spelling):
-    # torch gcnArchName is e.g. "gfx942:sramecc+:xnack-" (§3.1 notes); rocminfo prints the amdgcn triple
+    # torch gcnArchName is e.g. "gfx942:sramecc+:xnack-"; rocminfo prints the amdgcn triple
     assert amd_arch(spelling).family == "CDNA3"
 
 
@@ -243,7 +244,7 @@ def test_amd_unknown_is_conservative_and_never_raises(gfx):
     assert arch.fp8_dtype is None
 
 
-# ---------------------------------------------------------------- CPU (§6 ISA features, §2.4 fp8)
+# ---------------------------------------------------------------- CPU (ISA features, fp8 without hardware)
 
 SPR_EMR_FEATURES = ["avx2", "fma3", "avx512_f", "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_bf16", "amx_int8"]
 
@@ -373,7 +374,7 @@ def test_knowledge_imports_no_torch_textual_or_vendor_binding():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-# ---------------------------------------------------------------- peaks (§6)
+# ---------------------------------------------------------------- peaks (datasheets and formulas)
 
 
 def nv(name, cc, sms=None, mhz=None):
@@ -457,7 +458,7 @@ def test_peaks_without_clock_or_units_give_only_the_table():
 
 
 def test_cpu_peaks_match_the_reference_sanity_run():
-    # §6: 2 cores at 2.1 GHz, AVX-512 + AMX -> fp64 0.134, fp32 0.269, AMX-bf16 4.3, AMX-int8 8.6 TFLOPS
+    # A sanity run on a 2-core Xeon VM: 2 cores at 2.1 GHz, AVX-512 + AMX -> fp64 0.134, fp32 0.269, AMX-bf16 4.3, AMX-int8 8.6 TFLOPS
     peaks = peaks_for(cpu("GenuineIntel", 6, 207, SPR_EMR_FEATURES, cores=2, mhz=2100))
     assert peaks["fp64"].gflops == pytest.approx(134.4)
     assert peaks["fp32"].gflops == pytest.approx(268.8)

@@ -196,7 +196,7 @@ def test_the_seed_presets_and_a100_mi300x_exist():
 def test_orin_nano_preset_corrects_the_seed():
     """The seed gave 1000/2000/4000 GFLOPS (fp32/fp16/int8) "from 32 Tensor Cores @ 625 MHz". fp32 runs on the
     1024 CUDA cores: 1024 x 2 x 625 MHz = 1280; the tensor cores do 2048 fp16 and 4096 int8 per SM per clock
-    (A100 rates, reference/precision.md §6), 8 SMs: 10240 and 20480 dense (NVIDIA's 40 TOPS is sparse int8)."""
+    (A100 rates from its datasheet), 8 SMs: 10240 and 20480 dense (NVIDIA's 40 TOPS is sparse int8)."""
     nano = PRESETS["jetson-orin-nano"].theoretical_peaks
     seed = {"fp32": 1000.0, "fp16": 2000.0, "int8": 4000.0}
     assert nano["fp32"] == 1024 * 2 * 625 / 1000 != seed["fp32"]

@@ -1,6 +1,6 @@
 """The recommender on constructed facts for each architecture family.
 
-Expected answers come from the vendor facts (reference/precision.md §2.3, §2.6, §3, §5 and the seeds), not
+Expected answers come from the vendor facts (NVIDIA, AMD, PyTorch, TransformerEngine, Lightning, accelerate), not
 from the code: bf16 from Ampere (cc 8.0) and on CDNA/RDNA3+; Volta and Turing have fp16 tensor cores but no
 bf16; consumer Pascal runs fp16 at 1/64; RDNA1 has no matrix cores and AMP was unstable there; TF32 on
 cc >= 8.0 and gfx942; fp8 from cc 8.9 (TransformerEngine: Ada needs CUDA >= 12.1), FNUZ dtypes on gfx942.

@@ -1,8 +1,8 @@
 """Architecture knowledge: what a device is, which precisions its hardware has, and its theoretical peaks.
 
 Pure data and small functions: nothing here imports torch, Textual or a vendor binding, so the tables
-can be shown instantly and tested anywhere. Facts and their sources are in shared/reference/precision.md
-(sections 2.3, 3.1 and 6); each table cites the section it encodes.
+can be shown instantly and tested anywhere. Each table names the public sources it encodes (NVIDIA's
+CUDA GPU list, LLVM AMDGPUUsage and the ROCm precision-support page, PyTorch's own gates, vendor datasheets).
 
 Support levels:
   native   - the hardware has it (tensor/matrix cores or native vector instructions), per the spec tables

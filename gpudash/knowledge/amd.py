@@ -1,14 +1,15 @@
 """AMD gfx target -> architecture family, per-precision hardware support and torch fp8 dtype flavour.
 
-Source: shared/reference/precision.md section 3.1 (product names: LLVM AMDGPUUsage.rst; matrix dtypes: ROCm
-precision-support.rst, rocprofiler-compute performance-model.rst, MLIR AMDGPU WMMAInTypes; fp8 variants:
-PyTorch ScaledBlas.cpp `_scaled_mm_is_fnuz()` and hipBLASLt docs) and section 3.3 for the notes.
-Choices where the reference leaves room (documented, and the tests pin them):
+Sources: product names from LLVM AMDGPUUsage (llvm.org/docs/AMDGPUUsage.html); matrix dtypes from ROCm's
+precision-support page (rocm.docs.amd.com/en/latest/reference/precision-support.html), rocprofiler-compute
+performance-model.rst and MLIR AMDGPU WMMAInTypes; fp8 variants from PyTorch ScaledBlas.cpp
+`_scaled_mm_is_fnuz()` and the hipBLASLt docs; the notes from the ROCm issues each one names.
+Choices where the sources leave room (documented, and the tests pin them):
   - fp64 is "native" on every target (vector FP64 units; slow on RDNA), as for NVIDIA consumer parts.
   - bf16 on RDNA1/RDNA2 is "emulated": no bf16 hardware, although ROCm torch.cuda.is_bf16_supported() says True.
   - int8 on RDNA1/RDNA2 is "emulated": no int8 matrix unit; generic BLAS kernels (dot instructions at best).
   - tf32 is native only on gfx942. gfx950 is "emulated": rocprofiler marks xf32 absent on CDNA4 while torch's
-    is_tf32_supported() still says True for "gfx95" (reference: [UNVERIFIED: emulated?]).
+    is_tf32_supported() still says True for "gfx95" (whether it is emulated there is unverified).
   - fp8 uses the FNUZ dtypes on gfx942 only; gfx950 and gfx1200/gfx1201 use the OCP dtypes.
 """
 
@@ -18,7 +19,7 @@ import re
 
 from gpudash.knowledge.levels import EMULATED, NATIVE, ArchInfo, support, unknown_arch
 
-SOURCE = "reference/precision.md §3.1 (LLVM AMDGPUUsage; ROCm precision-support; PyTorch ScaledBlas.cpp)"
+SOURCE = "LLVM AMDGPUUsage; ROCm precision-support docs; PyTorch ScaledBlas.cpp"
 
 _CDNA1 = dict(fp64=NATIVE, fp32=NATIVE, fp16=NATIVE, bf16=NATIVE, int8=NATIVE)
 _CDNA2 = dict(_CDNA1)

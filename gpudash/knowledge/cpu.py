@@ -3,9 +3,9 @@
 Features use torch.cpu.get_capabilities() key names (x86: "avx2", "fma3", "avx512_f", "avx512_bf16",
 "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_fp16"; ARM: "bf16", "i8mm",
 "asimddp", "fphp"); /proc/cpuinfo flag spellings (avx512f, avx512_bf16, amx_bf16, ...) are accepted too.
-Source: shared/reference/precision.md §6 (CPU peak: ISA features via torch.cpu.get_capabilities) and
-§2.4 (CPU fp8: `_scaled_mm` works with e4m3fn/e5m2 without fp8 hardware; that note measured ~0.05 GFLOPS,
-torch 2.13 on a Zen 4 VM measured 140-165 GFLOPS with B column-major, below fp32: emulated either way).
+Sources: ISA features from torch.cpu.get_capabilities() (PyTorch); CPU fp8: torch's `_scaled_mm` runs
+e4m3fn/e5m2 on CPUs without fp8 hardware (about 0.05 GFLOPS on an Intel Xeon VM with torch 2.13; 140-165 GFLOPS
+with B column-major on a Zen 4 VM, below fp32: emulated either way).
 Microarchitecture from (vendor, family, model) as in the Intel SDM / AMD family numbering:
   Intel family 6: 85 Skylake-SP / Cascade Lake / Cooper Lake (told apart by VNNI and AVX512-BF16),
     106/108 Ice Lake-SP, 143 Sapphire Rapids, 207 Emerald Rapids, 173/174 Granite Rapids.
@@ -23,9 +23,7 @@ from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, support
 if TYPE_CHECKING:
     from gpudash.models import DeviceInfo
 
-SOURCE = (
-    "reference/precision.md §6 and §2.4 (torch.cpu.get_capabilities ISA flags; CPU _scaled_mm without fp8 hardware)"
-)
+SOURCE = "torch.cpu.get_capabilities ISA flags; PyTorch _scaled_mm on CPUs without fp8 hardware"
 
 # /proc/cpuinfo spellings -> torch.cpu.get_capabilities() spellings.
 _ALIASES = {"avx512f": "avx512_f", "fma": "fma3", "avxvnni": "avx_vnni", "avx512vnni": "avx512_vnni"}

@@ -1,12 +1,11 @@
 """NVIDIA compute capability -> architecture family and per-precision hardware support.
 
-Source: shared/reference/precision.md section 2.3 (products per cc from developer.nvidia.com/cuda-gpus and
-/cuda-legacy-gpus; precision columns from the PyTorch and TransformerEngine gates plus NVIDIA architecture
-facts). The gates encoded here:
+Sources: products per cc from developer.nvidia.com/cuda-gpus and /cuda-legacy-gpus; precision columns from the PyTorch and TransformerEngine gates plus NVIDIA architecture
+facts. The gates encoded here:
   tf32, bf16 native from cc 8.0   (torch is_bf16_supported(including_emulation=False): major >= 8)
   fp8 native from cc 8.9          (torch scaled_mm_arch_allowed: major >= 9 or 8.9)
   fp4 native from cc 10.0         (TransformerEngine is_nvfp4_available: cc >= 10.0)
-Choices where the reference leaves room (documented, and the tests pin them):
+Choices where the sources leave room (documented, and the tests pin them):
   - fp64 is "native" on every NVIDIA GPU: it runs on real FP64 units, only slowly on consumer parts,
     so the low rate goes into `notes` rather than into the support level.
   - int8 means tensor-core int8 GEMM. 6.0 (P100) and 7.0 (V100) have none: "absent". 6.1/6.2 only have
@@ -21,13 +20,13 @@ import re
 
 from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, support, unknown_arch
 
-SOURCE = "reference/precision.md §2.3 (developer.nvidia.com/cuda-gpus; PyTorch and TransformerEngine gates)"
+SOURCE = "developer.nvidia.com/cuda-gpus; PyTorch and TransformerEngine gates"
 
 _GEFORCE_HALF = "GeForce: fp16/bf16 tensor cores run at half rate with fp32 accumulate"
 _FP64_1_32 = "fp64 at 1/32 of the fp32 rate on consumer parts"
 _FP64_1_64 = "fp64 at 1/64 of the fp32 rate on consumer parts"
 
-# Shared rows. N/E/A spelled out per column so each row reads like the reference table.
+# Shared rows. N/E/A spelled out per column so each row reads like a row of the sources' tables.
 _PASCAL_P100 = dict(fp64=NATIVE, fp32=NATIVE, fp16=NATIVE, bf16=EMULATED, int8=ABSENT)
 _PASCAL_CONSUMER = dict(fp64=NATIVE, fp32=NATIVE, fp16=NATIVE, bf16=EMULATED, int8=EMULATED)
 _VOLTA = dict(fp64=NATIVE, fp32=NATIVE, fp16=NATIVE, bf16=EMULATED, int8=ABSENT)

@@ -24,14 +24,14 @@ def _fp8(v: float) -> dict[str, float]:
     return {"fp8_e4m3": v, "fp8_e5m2": v}
 
 
-_ML_ENG = "reference/precision.md §6, ml-engineering spec table"
+_ML_ENG = "ml-engineering spec table (github.com/stas00/ml-engineering, compute/accelerator/README.md)"
 _H100 = {"fp64": 66.9, "fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, **_fp8(1978.9), "int8": 1978.9}
 _A100 = {"fp64": 19.5, "fp32": 19.5, "tf32": 156.0, "fp16": 312.0, "bf16": 312.0, "int8": 624.0}
 
 # Named parts, first match wins (more specific entries first). fp64 is the matmul (tensor/matrix core) figure
 # where one exists. GeForce rows use the fp32-accumulate column: PyTorch GEMMs accumulate in fp32.
 PARTS: tuple[Part, ...] = (
-    # H100 SXM: ml-engineering table; glennklockwood.com/garden/processors/h100 (§6). 3.35 TB/s: NVIDIA H100 datasheet.
+    # H100 SXM: ml-engineering table; glennklockwood.com/garden/processors/h100. 3.35 TB/s: NVIDIA H100 datasheet.
     Part(
         "NVIDIA H100 SXM",
         "nvidia",
@@ -65,22 +65,22 @@ PARTS: tuple[Part, ...] = (
     ),
     Part("NVIDIA A100 80GB SXM", "nvidia", ("a100", "80gb"), f"{_ML_ENG} (A100); NVIDIA A100 datasheet", _A100, 2039.0),
     Part("NVIDIA A100 40GB", "nvidia", ("a100",), f"{_ML_ENG} (A100); NVIDIA A100 datasheet", _A100, 1555.0),
-    # RTX 4090 (AD102, 128 SM): waredb/gigagpu pages per §6 [partly UNVERIFIED there]; 1008 GB/s [not re-checked].
+    # RTX 4090 (AD102, 128 SM): waredb.com and gigagpu pages [partly unverified]; 1008 GB/s [not re-checked].
     Part(
         "NVIDIA GeForce RTX 4090",
         "nvidia",
         ("rtx", "4090"),
-        "reference/precision.md §6 (waredb.com, gigagpu; fp32-accumulate column)",
+        "waredb.com and gigagpu RTX 4090 pages (fp32-accumulate column)",
         {"fp64": 1.29, "fp32": 82.6, "tf32": 82.6, "fp16": 165.2, "bf16": 165.2, **_fp8(330.3), "int8": 660.6},
         1008.0,
         avoid=("d", "laptop", "mobile"),
     ),
-    # RTX 3090 (GA102, 82 SM): GA102 whitepaper App. A per §6 [UNVERIFIED there]; 936 GB/s [not re-checked].
+    # RTX 3090 (GA102, 82 SM): NVIDIA GA102 whitepaper App. A [unverified]; 936 GB/s [not re-checked].
     Part(
         "NVIDIA GeForce RTX 3090",
         "nvidia",
         ("rtx", "3090"),
-        "reference/precision.md §6 (GA102 whitepaper App. A; fp32-accumulate column) [UNVERIFIED]",
+        "NVIDIA GA102 whitepaper App. A (fp32-accumulate column) [UNVERIFIED]",
         {"fp64": 0.56, "fp32": 35.6, "tf32": 35.6, "fp16": 71.0, "bf16": 71.0, "int8": 284.0},
         936.0,
         avoid=("ti", "laptop", "mobile"),
@@ -98,8 +98,8 @@ PARTS: tuple[Part, ...] = (
         360.0,
         avoid=("ti", "laptop", "mobile"),
     ),
-    # MI300X (304 CU, 2100 MHz): ml-engineering table and formula 2100e6*256*2*1216 (§6); 5.3 TB/s: AMD via
-    # aiwiki.ai / codesota.com. fp64 matrix split from AMD's datasheet [UNVERIFIED in §6].
+    # MI300X (304 CU, 2100 MHz): ml-engineering table and formula 2100e6*256*2*1216; 5.3 TB/s: AMD via
+    # aiwiki.ai / codesota.com. fp64 matrix split from AMD's datasheet [unverified].
     Part(
         "AMD Instinct MI300X",
         "amd",
@@ -108,7 +108,7 @@ PARTS: tuple[Part, ...] = (
         {"fp64": 163.4, "fp32": 163.4, "tf32": 653.7, "fp16": 1307.4, "bf16": 1307.4, **_fp8(2614.9), "int8": 2614.9},
         5300.0,
     ),
-    # MI250X: one torch device is one GCD, so the whole-card figures (47.9/95.7/383) are halved (§6:
+    # MI250X: one torch device is one GCD, so the whole-card figures (47.9/95.7/383) are halved (ml-engineering:
     # "MI250X has 2 GCDs - the theoretical TFLOPS needs to be halved"). 3276.8 GB/s card total [not re-checked].
     Part(
         "AMD Instinct MI250X (one GCD)",
@@ -146,7 +146,7 @@ PARTS: tuple[Part, ...] = (
 NV_RATES: dict[tuple[int, int], dict[str, int]] = {
     # P100: 56 SM x 1480 MHz -> 5.3/10.6/21.2 TFLOPS fp64/fp32/fp16 (NVIDIA P100 datasheet figures).
     (6, 0): {"fp64": 64, "fp32": 128, "fp16": 256},
-    # GP10x: 128 FP32 cores/SM; fp64 1/32, fp16 1/64 (reference §2.3).
+    # GP10x (consumer Pascal, P40): 128 FP32 cores/SM; fp64 at 1/32 and fp16 at 1/64 of the fp32 rate.
     (6, 1): {"fp64": 8, "fp32": 256, "fp16": 4},
     (6, 2): {"fp64": 8, "fp32": 256, "fp16": 4},
     # V100: 80 SM x 1530 MHz -> 7.8/15.7/125 TFLOPS (8 first-gen tensor cores x 64 FMA).
@@ -154,12 +154,12 @@ NV_RATES: dict[tuple[int, int], dict[str, int]] = {
     (7, 2): {"fp32": 128},
     # TU10x: T4 40 SM x 1590 MHz -> 65 TFLOPS fp16, 130 TOPS int8; fp64 1/32.
     (7, 5): {"fp64": 4, "fp32": 128, "fp16": 1024, "int8": 2048},
-    # A100 (reference §6): 2048 16-bit, TF32 1024, FP64 TC 128, INT8 4096.
+    # A100 (ml-engineering table, NVIDIA A100 datasheet): 2048 16-bit, TF32 1024, FP64 TC 128, INT8 4096.
     (8, 0): {"fp64": 128, "fp32": 128, "tf32": 1024, "fp16": 2048, "bf16": 2048, "int8": 4096},
-    # GA10x full rate (A40/A10/RTX A6000); GeForce halves tf32/16-bit (RTX 3090 row of §6: 82 SM x 1695 MHz).
+    # GA10x full rate (A40/A10/RTX A6000); GeForce halves tf32/16-bit (RTX 3090 row above: 82 SM x 1695 MHz).
     (8, 6): {"fp64": 4, "fp32": 256, "tf32": 512, "fp16": 1024, "bf16": 1024, "int8": 2048},
     (8, 7): {"fp32": 256},
-    # AD10x full rate (L4: 58 SM x 2040 MHz -> 121 TFLOPS bf16); GeForce halves (RTX 4090 row of §6).
+    # AD10x full rate (L4: 58 SM x 2040 MHz -> 121 TFLOPS bf16); GeForce halves (RTX 4090 row above).
     (8, 9): {
         "fp64": 4,
         "fp32": 256,
@@ -170,7 +170,7 @@ NV_RATES: dict[tuple[int, int], dict[str, int]] = {
         "fp8_e5m2": 2048,
         "int8": 2048,
     },
-    # H100 (reference §6): 4096 16-bit, TF32 2048, FP8/INT8 8192; FP64 TC 66.9 TFLOPS at 132 SM x 1980 MHz.
+    # H100 (ml-engineering table, NVIDIA H100 datasheet): 4096 16-bit, TF32 2048, FP8/INT8 8192; FP64 TC 66.9 TFLOPS at 132 SM x 1980 MHz.
     (9, 0): {
         "fp64": 256,
         "fp32": 256,
@@ -201,7 +201,8 @@ NV_RATES: dict[tuple[int, int], dict[str, int]] = {
     (12, 0): {"fp32": 256, "tf32": 256, "fp16": 512, "bf16": 512, "fp8_e4m3": 1024, "fp8_e5m2": 1024, "fp4": 4096},
     (12, 1): {"fp32": 256, "tf32": 256, "fp16": 512, "bf16": 512, "fp8_e4m3": 1024, "fp8_e5m2": 1024, "fp4": 4096},
 }
-# GeForce runs these at half rate with fp32 accumulate (reference §6 "GeForce caveat"; A40 is full rate).
+# GeForce runs these at half rate with fp32 accumulate (the fp32-accumulate columns of NVIDIA's GA102 and AD102
+# whitepaper tables); the A40 is full rate (its datasheet: BF16 with FP32 accumulate 149.7 TFLOPS).
 GEFORCE_HALVED = {
     (7, 5): ("fp16",),
     (8, 6): ("tf32", "fp16", "bf16"),
@@ -209,11 +210,11 @@ GEFORCE_HALVED = {
 }
 
 AMD_RATES: dict[str, dict[str, int]] = {
-    # MI100 (120 CU x 1502 MHz): 184.6 fp16 / 92.3 bf16 (reference §3.1 [UNVERIFIED numbers]); 11.5 fp64 vector.
+    # MI100 (120 CU x 1502 MHz): 184.6 fp16 / 92.3 bf16 (AMD MI100 spec [unverified numbers]); 11.5 fp64 vector.
     "CDNA1": {"fp64": 64, "fp32": 256, "fp16": 1024, "bf16": 512, "int8": 1024},
-    # MI250X (reference §6): 1024 per CU; fp64/fp32 matrix 95.7 TFLOPS at 220 CU x 1700 MHz.
+    # MI250X (ml-engineering table): 1024 per CU; fp64/fp32 matrix 95.7 TFLOPS at 220 CU x 1700 MHz.
     "CDNA2": {"fp64": 256, "fp32": 256, "fp16": 1024, "bf16": 1024, "int8": 1024},
-    # MI300X (reference §6): 2048 per CU, FP8 4096.
+    # MI300X (ml-engineering table): 2048 per CU, FP8 4096.
     "CDNA3": {
         "fp64": 256,
         "fp32": 256,
@@ -224,7 +225,7 @@ AMD_RATES: dict[str, dict[str, int]] = {
         "fp8_e5m2": 4096,
         "int8": 4096,
     },
-    # MI355X (reference §1): 2400 MHz x 256 CU x 4096 = 2516.6 TFLOPS bf16. Other rates not in the reference.
+    # MI355X (ml-engineering spec table): 2400 MHz x 256 CU x 4096 = 2516.6 TFLOPS bf16. Other rates not known here.
     "CDNA4": {"fp16": 4096, "bf16": 4096},
     # RDNA1/2: 64 lanes x FMA; packed fp16 2x (RX 5600 XT: 36 CU x 1560 MHz x 128 = 7.19 TFLOPS, AMD via
     # tomshardware.com); fp64 1/16.

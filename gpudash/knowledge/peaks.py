@@ -2,7 +2,7 @@
 
 Order of trust: a named part's datasheet figure (provenance "spec") beats the formula (provenance "estimated"),
 because the driver-reported max clock is not the clock vendors compute peaks with (H100 SXM reports 1980 MHz,
-its tensor peak uses 1830 MHz; reference/precision.md §6). The formula only fills precisions the part entry
+its tensor peak uses 1830 MHz, as the ml-engineering spec table notes). The formula only fills precisions the part entry
 lacks, and only for precisions the architecture has natively (an emulated path has no meaningful peak).
 Units: GFLOPS; int8 in GOPS. For memory bandwidth, `Peak.gflops` holds GB/s.
 """

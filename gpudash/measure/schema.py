@@ -1,7 +1,7 @@
-"""Result records shared by probes, benchmarks and plugins, named after the calibration seed.
+"""Result records shared by probes, benchmarks and plugins, named after the multi-precision calibration format.
 
 `PrecisionTestResult` is one precision on one device; `PrecisionCapabilityMatrix` sums a device up.
-The seed's fields are kept with their names and meaning; gpudash adds the verification fields
+That format's fields are kept with their names and meaning; gpudash adds the verification fields
 (spec, torch, verified, errors) the probe issue asks for. Both round-trip through JSON unchanged.
 """
 
@@ -22,7 +22,7 @@ NOT_RUN = "not_run"  # could not be tried here (replayed machine, dtype missing 
 @dataclass
 class PrecisionTestResult:
     precision: str
-    supported: bool  # seed meaning: the precision runs correctly on this device
+    supported: bool  # the format's meaning: the precision runs correctly on this device
     failure_reason: str | None = None
     # Performance (benchmarks fill these)
     measured_gflops: float | None = None

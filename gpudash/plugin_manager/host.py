@@ -12,11 +12,13 @@ hooks, so that a crash or a hang there kills this child rather than gpudash.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gpudash.models import json_safe
 from gpudash.plugin_manager import (
     GpudashPluginManager,
     Registered,
@@ -30,6 +32,7 @@ from gpudash.plugin_manager.sources import EntryPoint, load_entry_point, load_pl
 from gpudash.plugins_api import ENTRY_POINT_GROUP, STATUSES, CheckResult, Device, bench_result_dict
 
 _managers: dict[tuple, GpudashPluginManager] = {}
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _manager(sources: dict[str, Any]) -> GpudashPluginManager:
@@ -98,8 +101,16 @@ def run_check(sources: dict[str, Any], plugin: str, check: str, device: dict[str
     if result.status not in STATUSES:
         raise ValueError(f"check returned status {result.status!r}, not one of {', '.join(STATUSES)}")
     result.plugin, result.check, result.device = plugin, check, dev.key
+    # The check contract (gpudash/contracts/check.schema.json): text is text, env names are variable names.
+    result.summary = "" if result.summary is None else str(result.summary)
+    result.remediation = "" if result.remediation is None else str(result.remediation)
     result.env = {str(k): str(v) for k, v in (result.env or {}).items()}
-    return result.to_dict()
+    bad = [name for name in result.env if not ENV_NAME.fullmatch(name)]
+    if bad:
+        raise ValueError(f"check returned env {bad[0]!r}, which is not an environment variable name")
+    if not isinstance(result.details, dict):
+        raise TypeError(f"check returned details of type {type(result.details).__name__}, not a dict")
+    return json_safe(result.to_dict())  # a NaN in a plugin's details must not make `check --json` invalid JSON
 
 
 def run_benchmark(
@@ -112,5 +123,5 @@ def run_benchmark(
     for item in items or []:
         entry = bench_result_dict(item)
         entry["plugin"], entry["benchmark"] = plugin, benchmark
-        out.append(entry)
+        out.append(json_safe(entry))  # an inf or NaN figure becomes None: `bench --json` is strict JSON
     return out

@@ -244,9 +244,19 @@ def run_benchmarks(
 
 
 def _fill_efficiency(results: list[dict[str, Any]], peaks: dict[str, Any]) -> None:
-    for item in results:
-        peak = peaks.get(item.get("precision"))
-        if item.get("efficiency") is None and peak and item.get("gflops"):
+    """Efficiency against gpudash's peak where the plugin left it out. A figure above an estimated peak proves
+    the estimates wrong (they rest on the clock the OS reports, often a VM's base clock), so then, as in the
+    built-in sweep (measure/bench/peaks.py), no efficiency is given against any estimated peak."""
+
+    paired = [(item, peaks.get(str(item.get("precision")))) for item in results]
+    disproved = any(
+        peak is not None and peak.provenance != "spec" and (item.get("gflops") or 0.0) > peak.gflops
+        for item, peak in paired
+    )
+    for item, peak in paired:
+        if item.get("efficiency") is not None or not peak or not item.get("gflops"):
+            continue
+        if not (disproved and peak.provenance != "spec"):
             item["efficiency"] = item["gflops"] / peak.gflops
 
 

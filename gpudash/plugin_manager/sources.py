@@ -113,7 +113,8 @@ def load_plugin_file(pm: GpudashPluginManager, file: Path) -> PluginRecord:
         return record
     module = _import_file(pm, record, file)
     if module is not None:
-        record.version = getattr(module, "__version__", None)
+        version = getattr(module, "__version__", None)  # a module may spell it (1, 2) or 1.2: shown as text
+        record.version = None if version is None else str(version)
         pm.add(module, record)
     return record
 

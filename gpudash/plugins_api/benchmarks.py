@@ -12,7 +12,7 @@ from gpudash.precisions import PRECISIONS
 
 @dataclass
 class BenchResult(PlainData):
-    """One measured case, in the shape of a `gpudash bench --json` result (design.md)."""
+    """One measured case, in the shape of a `plugin_benchmarks` result of `gpudash bench --json`."""
 
     precision: str  # a name from PRECISIONS
     op: str  # "matmul", "adaptive_matmul", "axpy", ...

@@ -3,12 +3,13 @@
 GPU: bf16 where it is native, not found broken and not flagged; else fp16 with dynamic loss scaling where
 fp16 has matrix units (tensor cores from Volta, MFMA on CDNA, WMMA on RDNA3+); else fp32. Consumer Pascal
 runs fp16 at 1/64 of fp32 and RDNA1/RDNA2 have no matrix units, so mixed precision does not pay there;
-on RDNA1 the enhancement seed also found it unstable. A benchmark can overrule "does not pay": packed fp16
+on RDNA1 an RX 5600 XT training report (ROCm 6.2) also found it unstable. A benchmark can overrule "does not pay": packed fp16
 measured at >= 1.5x fp32 switches a part without matrix units to fp16.
 CPU: bf16 only where it is native AND measured faster than fp32 here. Without a measurement (--bench none,
 a replayed machine) the CPU stays fp32 and the reason says how to measure; fp16 is never used on a CPU
 (accelerate refuses it there and Lightning swaps "16-mixed" for bf16).
-Formats: reference/precision.md §5 (Lightning precision strings, accelerate PrecisionType, HF flags).
+Formats: Lightning's precision strings (lightning/fabric/plugins/precision/precision.py), accelerate's
+PrecisionType (accelerate/utils/dataclasses.py), HF TrainingArguments' bf16/fp16/tf32 flags.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ SHORT = {BF16: "bf16", FP16: "fp16", FP32: "fp32"}
 MIN_CPU_SPEEDUP = 1.1  # "measured faster": at least 10 % over fp32, beyond timing noise
 MIN_PACKED_FP16_SPEEDUP = 1.5  # packed fp16 without matrix units must clearly pay for autocast's casts
 
-# Families where the enhancement seed (RX 5600 XT, ROCm 6.2) found mixed precision unstable.
-AMP_UNSTABLE = {"RDNA1": "the RX 5600 XT enhancement seed found mixed precision unstable on RDNA1"}
+# Families where a user report found mixed precision unstable.
+AMP_UNSTABLE = {"RDNA1": "an RX 5600 XT training report (ROCm 6.2) found mixed precision unstable on RDNA1"}
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Pure Python around a `try_batch(size)` callable, so the search is tested with a fake step; the real step
 (forward, backward and optimizer step on the GPU) lives in gpudash/recommend/memory_task.py.
-OOM detection follows reference/precision.md §4: torch.OutOfMemoryError, plus the messages of CUDA, HIP
+OOM detection: torch.OutOfMemoryError, plus the messages of CUDA, HIP
 (Lightning's own check misses "HIP out of memory"), the CPU allocator and cuDNN's large-batch failure.
 """
 

@@ -4,10 +4,10 @@
   of fragmenting when shapes vary. On ROCm, expandable segments arrived only with torch 2.11 / ROCm 7 and
   hang and crash reports are open (pytorch#192259, #187343), so it is left unset there.
 - ROCm: TORCH_BLAS_PREFER_HIPBLASLT=0 where PyTorch does not support hipBLASLt on the gfx target for the
-  ROCm version (reference/precision.md §3.2; torch would fall back to hipBLAS with a warning anyway: the
-  enhancement seed's gfx1010 case). Anything else (TunableOp, hipBLASLt on, AOTriton) comes from the check
+  ROCm version (PyTorch CUDAHooks.cpp getHipblasltSupportedArchs; torch would fall back to hipBLAS with a warning anyway: the
+  RX 5600 XT report's gfx1010 case). Anything else (TunableOp, hipBLASLt on, AOTriton) comes from the check
   results' `env`, which win over these spec rules: a failing check beats a warning beats a pass.
-- Routing: FFT to the CPU on RDNA1 (enhancement seed: system hangs in FFT on the RX 5600 XT) or where a
+- Routing: FFT to the CPU on RDNA1 (an RX 5600 XT training report saw system hangs in FFT) or where a
   check's details carry {"routing": {"fft": "cpu"}}.
 """
 
@@ -21,7 +21,7 @@ from gpudash.recommend.evidence import check_provenance, describe_check
 from gpudash.recommend.facts import Facts
 from gpudash.recommend.settings import Setting
 
-# PyTorch's hipBLASLt-supported gfx targets by the ROCm version that added them (CUDAHooks, reference §3.2).
+# PyTorch's hipBLASLt-supported gfx targets by the ROCm version that added them (PyTorch aten/src/ATen/cuda/detail/CUDAHooks.cpp).
 HIPBLASLT_SUPPORTED = (
     ((0, 0), ("gfx90a", "gfx942")),
     ((6, 3), ("gfx1100", "gfx1101", "gfx1103", "gfx1200", "gfx1201", "gfx908")),
@@ -29,7 +29,9 @@ HIPBLASLT_SUPPORTED = (
     ((7, 2), ("gfx1250",)),
 )
 STATUS_WEIGHT = {"fail": 3, "warn": 2, "pass": 1}
-ROUTING_FAMILIES = {"RDNA1": {"fft": "the enhancement seed routed FFT to the CPU on RDNA1 for stability"}}
+ROUTING_FAMILIES = {
+    "RDNA1": {"fft": "an RX 5600 XT training report (ROCm 6.2) routed FFT to the CPU on RDNA1 for stability"}
+}
 
 
 def rocm_version(facts: Facts) -> tuple[int, int] | None:

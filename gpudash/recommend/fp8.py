@@ -2,9 +2,9 @@
 
 fp8 training is never switched on by the export: it needs a recipe and a per-model accuracy check. The
 [fp8] table says whether the hardware and software could do it and how to opt in.
-Sources: reference/precision.md §2.4 (_scaled_mm), §2.6 (TransformerEngine gates: cc >= 9.0, or 8.9 with
-CUDA >= 12.1 and cuBLASLt >= 12.1.3; default recipes; the ROCm fork needs gfx94x/gfx95x), §3.1 (FNUZ on
-gfx942, OCP elsewhere), §5.2 (accelerate fp8_config).
+Sources: PyTorch ScaledBlas.cpp (_scaled_mm; FNUZ on gfx942, OCP elsewhere); TransformerEngine
+transformer_engine/pytorch/quantization.py (cc >= 9.0, or 8.9 with CUDA >= 12.1 and cuBLASLt >= 12.1.3; default
+recipes) and ROCm/TransformerEngine#359 (the ROCm fork needs gfx94x/gfx95x); accelerate's fp8_config docs.
 """
 
 from __future__ import annotations

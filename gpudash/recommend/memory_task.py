@@ -4,7 +4,7 @@ Run through gpudash.measure.runner (a crash, hang or OOM-kill of the child is a 
 gpudash). Both return JSON-able dicts.
 
 trace_memory: FakeTensorMode + MemTracker (torch.distributed._tools.mem_tracker) record every allocation
-of a forward and backward pass without computing or allocating anything (reference/precision.md §4.3).
+of a forward and backward pass without computing or allocating anything (torch 2.13's MemTracker works under FakeTensorMode).
 The peak at batch 1 and 2 separates per-sample memory from the fixed part. For the reference model the
 blocks are identical, so 1- and 2-layer models are traced and extrapolated linearly to the configured
 depth (the same numbers as tracing the full model, at a fraction of the time). A user's factory that

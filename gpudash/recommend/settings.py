@@ -17,7 +17,7 @@ from gpudash.models import ESTIMATED, MEASURED, REPLAYED, SPEC
 PROVENANCES = (MEASURED, SPEC, REPLAYED, ESTIMATED)
 EXPORT_VERSION = 1
 
-# Section order in the export (design.md export contract, then gpudash's additions).
+# Section order in the export (export.schema.json).
 SECTION_ORDER = ("amp", "amp.hf_trainer", "fp8", "batch", "dataloader", "env", "routing")
 
 
@@ -61,7 +61,7 @@ class Settings:
                 yield f"{section}.{name}", setting
 
     def to_tree(self) -> dict[str, Any]:
-        """The export tree (design.md contract): TOML and JSON both render exactly this."""
+        """The export tree (gpudash/contracts/export.schema.json): TOML and JSON both render exactly this."""
         tree: dict[str, Any] = {"gpudash": {k: v for k, v in self.header.items() if v is not None}}
         reasons: dict[str, str] = {}
         provenance: dict[str, str] = {}

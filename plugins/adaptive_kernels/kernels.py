@@ -1,7 +1,7 @@
 """The built-in matmul kernels, one per compute precision, each with the rule that selects it.
 
 A kernel here computes x @ w.T for a 2-D x (M, K) and w (N, K), and returns (M, N) in x's dtype. The rules
-read the architecture facts from gpudash's reference tables (`arch_of`), not the GPU-adaptive seed's list,
+read the architecture facts from gpudash's reference tables (`arch_of`), not a hand-written list of GPU names,
 which wrongly calls compute capability 9.0 Blackwell: 9.0 is Hopper (H100/H200); Blackwell is 10.x and 12.x.
 
   fp8 (scaled _scaled_mm)  parts with native fp8: cc 8.9 and up; gfx942 with the FNUZ dtypes; gfx950 and

@@ -1,7 +1,8 @@
 """The ROCm facts the checks encode, each with its source. Pure data: no torch.
 
-Sources: shared/reference/precision.md §3.1 (wheels), §3.2 (hipBLASLt lists, env vars), §3.3 (known issues);
-the ROCm compatibility guide and the GPU enhancement summary (seeds). The hipBLASLt lists are upstream
+Sources: PyTorch's ROCm wheel target lists (.ci/docker/manywheel/build.sh), CUDAHooks.cpp and ATen/Context.h
+(hipBLASLt lists, env vars), the ROCm and PyTorch issues each entry names, Musubi Tuner's ROCm compatibility
+guide, and an RX 5600 XT user's GPU enhancement summary. The hipBLASLt lists are upstream
 PyTorch's (CUDAHooks getHipblasltSupportedArchs / getHipblasltPreferredArchs); ROCm's own PyTorch fork adds
 gfx110x and gfx115x to both (ROCm/pytorch#2742), and the lists move quickly, so a live device also reports
 torch.backends.cuda.preferred_blas_library().
@@ -28,7 +29,7 @@ HIPBLASLT_PREFERRED: tuple[tuple[Version, tuple[str, ...]], ...] = (
     ((6, 4), ("gfx1200", "gfx1201")),
     ((7, 0), ("gfx950",)),
 )
-HIPBLASLT_SOURCE = "PyTorch CUDAHooks.cpp hipBLASLt supported/preferred lists (reference/precision.md §3.2)"
+HIPBLASLT_SOURCE = "PyTorch aten/src/ATen/cuda/detail/CUDAHooks.cpp hipBLASLt supported/preferred lists"
 
 RDNA1 = ("gfx1010", "gfx1011", "gfx1012")
 RDNA3 = ("gfx1100", "gfx1101", "gfx1102", "gfx1103")
@@ -79,7 +80,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "training still misbehaves, use fp16 autocast with a GradScaler. For hipErrorLaunchFailure core dumps set "
         "the variables below and clear ~/.config/miopen and ~/.cache/miopen.",
         {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1", "MIOPEN_DEBUG_CONV_DIRECT": "0"},
-        ("ROCm/legacy-rocm-build#6034", "seeds/rocm-compatibility-guide.md"),
+        ("ROCm/legacy-rocm-build#6034", "Musubi Tuner ROCm compatibility guide"),
         precisions=("bf16",),
     ),
     KnownIssue(
@@ -98,7 +99,7 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "Prefer fp16 autocast with a GradScaler, or route GEMMs through hipBLASLt where it supports this target "
         "(set below when it does).",
         {"TORCH_BLAS_PREFER_HIPBLASLT": "1"},
-        ("pytorch/pytorch#189394", "modular/modular#5466", "seeds/rocm-compatibility-guide.md"),
+        ("pytorch/pytorch#189394", "modular/modular#5466", "Musubi Tuner ROCm compatibility guide"),
         needs_hipblaslt=True,
         precisions=("bf16",),
     ),
@@ -119,7 +120,11 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "Use hipBLAS directly (set below), train in fp32 (the enhancement summary ran without mixed precision "
         "here; try fp16 autocast only after `gpudash probe` verifies it), and run FFTs on the CPU.",
         {"TORCH_BLAS_PREFER_HIPBLASLT": "0"},
-        ("seeds/gpu-enhancement-summary.md", "reference/precision.md §3.1", "ROCm/legacy-rocm-build#2048"),
+        (
+            "RX 5600 XT GPU enhancement summary (user report)",
+            "PyTorch .ci/docker/manywheel/build.sh ROCm targets",
+            "ROCm/legacy-rocm-build#2048",
+        ),
         precisions=("bf16",),
     ),
 )

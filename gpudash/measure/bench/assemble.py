@@ -1,4 +1,4 @@
-"""A device's BenchReport from its tasks' outcomes: the seed's PrecisionCapabilityMatrix (best GFLOPS per
+"""A device's BenchReport from its tasks' outcomes: the PrecisionCapabilityMatrix (best GFLOPS per
 precision, speedup over fp32, theoretical peaks), the per-shape results, the bandwidth and the notes."""
 
 from __future__ import annotations

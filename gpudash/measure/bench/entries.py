@@ -31,7 +31,7 @@ def shape_entry(precision: str, case: dict, peak) -> dict:
 def precision_result(
     precision: str, spec: str | None, job_result: TaskResult | None, peak, entries: list[dict], reason: str | None
 ) -> PrecisionTestResult:
-    """The seed's record for one precision, from its task's outcome."""
+    """The PrecisionTestResult of one precision, from its task's outcome."""
     r = PrecisionTestResult(precision=precision, supported=False, spec=spec)
     if job_result is None:
         r.failure_reason, r.verdict = reason, NOT_RUN

@@ -1,4 +1,5 @@
-"""One device's benchmark as a record (`BenchReport`), and the bench JSON contract (design.md) it goes into."""
+"""One device's benchmark as a record (`BenchReport`), and the bench JSON contract it goes into
+(gpudash/contracts/bench.schema.json)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ class BenchReport:
         return self.matrix.provenance
 
     def to_json(self) -> dict[str, Any]:
-        """The per-device object of the bench JSON contract (design.md), with gpudash's extra keys."""
+        """The per-device object of the bench JSON contract ($defs/device in bench.schema.json)."""
         m = self.matrix
         return {
             "index": self.index,
@@ -93,7 +94,7 @@ class BenchReport:
 
 
 def bench_json(machine, reports: dict[str, BenchReport], mode: str, preset: str | None = None) -> dict[str, Any]:
-    """The `gpudash bench --json` document (design.md); also what the history store keeps per run."""
+    """The `gpudash bench --json` document (bench.schema.json); also what the history store keeps per run."""
     return {
         "version": 1,
         "replayed": machine.replayed,

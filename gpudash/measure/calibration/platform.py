@@ -2,7 +2,7 @@
 
 A preset describes a device type ("cpu" or "cuda"; ROCm GPUs are "cuda" devices in torch) on an
 architecture ("x86_64" or "aarch64"). Using one on a different platform would give wrong efficiencies,
-so it stops with the seed's mismatch message unless --skip-platform-check is given.
+so it stops with a "Platform Mismatch" message unless --skip-platform-check is given.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def presets_that_fit(facts: PlatformFacts) -> list[str]:
 
 
 def mismatch_message(preset: Preset, facts: PlatformFacts, problems: list[str]) -> str:
-    """The seed's "Platform Mismatch" block, listing the presets that do fit."""
+    """The "Platform Mismatch" block, listing the presets that do fit."""
     fits = presets_that_fit(facts)
     rule = "=" * 80
     lines = [

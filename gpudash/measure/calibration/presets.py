@@ -1,8 +1,8 @@
 """Calibration presets: theoretical peaks per precision for named parts.
 
-The preset names, device types and platforms come from the multi-precision calibration seed; the
-figures come from vendor facts (dense, no sparsity; int8 in GOPS). Where the seed's own example was
-wrong it is corrected here, and tests/test_profile.py says so: the seed gave the Jetson Orin Nano
+The preset names, device types and platforms follow the multi-precision calibration format; the figures come from vendor facts
+(dense, no sparsity; int8 in GOPS). Where that format's own example was wrong it is corrected here, and
+tests/test_profile.py says so: the example gave the Jetson Orin Nano
 1000/2000/4000 GFLOPS for fp32/fp16/int8 ("32 Tensor Cores @ 625 MHz"), but fp32 runs on the 1024 CUDA
 cores (1024 x 2 x 625 MHz = 1280 GFLOPS) and the tensor cores give 8 SM x 625 MHz x 2048 = 10240 fp16
 and 20480 int8 dense (NVIDIA's "40 TOPS" is the sparse int8 figure).
@@ -39,7 +39,7 @@ class Preset:
         }
 
 
-_REF6 = "reference/precision.md §6 (ml-engineering spec table)"
+_REF6 = "ml-engineering spec table (github.com/stas00/ml-engineering, compute/accelerator/README.md)"
 
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -127,7 +127,7 @@ PRESETS: dict[str, Preset] = {
             "fp32 = 1024 x 2 x 625 MHz; tensor rates per SM per clock as A100 (the 1.02 GHz 'Super' mode is 1.63x)",
             peak_bandwidth=68.0,
             notes=(
-                "corrects the seed's 1000/2000/4000: fp32 does not run on tensor cores, and the tensor-core "
+                "corrects the calibration example's 1000/2000/4000: fp32 does not run on tensor cores, and the tensor-core "
                 "rates are 8x and 16x the fp32 rate, not 2x and 4x",
             ),
         ),

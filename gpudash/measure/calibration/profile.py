@@ -1,4 +1,5 @@
-"""Calibration profiles: one device's benchmark as a JSON file in the calibration seed's layout.
+"""Calibration profiles: one device's benchmark as a JSON file in the multi-precision
+calibration layout (gpudash/contracts/profile.schema.json).
 
     {"format": "gpudash-profile", "version": 1,
      "metadata": {"hardware_name", "calibration_date", "device_type", "platform_architecture",
@@ -64,7 +65,7 @@ class CalibrationProfile:
     metadata: CalibrationMetadata
     precision_matrix: PrecisionCapabilityMatrix
     operation_profiles: dict[str, OperationCalibration] = field(default_factory=dict)
-    theoretical_peak_gflops: float | None = None  # the seed's single figure: the fp32 peak
+    theoretical_peak_gflops: float | None = None  # the format's single peak figure: the fp32 peak
     memory_bandwidth: list[dict] = field(default_factory=list)
     peak_provenance: dict[str, dict] = field(default_factory=dict)
     median_gflops_by_precision: dict[str, float] = field(default_factory=dict)

@@ -13,7 +13,7 @@ def _op_key(shape: list[int]) -> str:
 
 
 def profile_from_report(report: BenchReport, machine, preset: str | None = None) -> CalibrationProfile:
-    """A seed-layout profile of one device's benchmark."""
+    """A calibration-layout profile of one device's benchmark."""
     device = next((d for d in machine.devices if d.key == report.device), None)
     ops: dict[str, OperationCalibration] = {}
     best = report.matrix.peak_gflops_by_precision

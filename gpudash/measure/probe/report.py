@@ -1,4 +1,4 @@
-"""The probe JSON contract (design.md): `gpudash probe --json`, also the rows the TUI's precision view shows."""
+"""The probe JSON contract (probe.schema.json): `gpudash probe --json`, also the rows the precision view shows."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpudash.measure import runner
 from gpudash.measure.schema import FAILED, NOT_RUN, SLOW_REFERENCE, VERIFIED, PrecisionTestResult
+from gpudash.models import json_safe
 
 # A reduced precision whose matmul runs below this fraction of fp32's rate is a slow reference path.
 SLOW_REFERENCE_FRACTION = 0.10
@@ -23,17 +24,6 @@ RATE_EXEMPT = ("fp64", "fp32", "tf32")
 
 def _finite(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
-
-
-def json_safe(value: Any) -> Any:
-    """Non-finite floats (an all-NaN output's error) become None, so every output is strict JSON."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
 
 
 def _headline(checks: list[dict]) -> dict:

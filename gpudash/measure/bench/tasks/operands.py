@@ -1,6 +1,6 @@
 """Inputs and the matmul call for one precision and shape, built before any timing starts.
 
-Layout follows mamf-finder and the `_scaled_mm` rules (reference/precision.md §1, §2.4): A is row-major
+Layout follows ml-engineering's mamf-finder.py and the `_scaled_mm` rules of PyTorch's ScaledBlas.cpp: A is row-major
 (M, K); B is made as (N, K) and passed transposed, so it is column-major K x N. That is also what
 `x @ weight.t()` in an nn.Linear does. Inputs are made in their final dtype here, so the timed call does
 no conversion, and the output is preallocated.
@@ -44,7 +44,7 @@ def set_fp32_mode(torch, device: str, precision: str) -> str:
 
 
 def check_alignment(precision: str, device: str, m: int, n: int, k: int) -> str | None:
-    """The shape rules torch enforces (reference §2.4, §2.5); None when the shape is fine."""
+    """The shape rules torch enforces (`_scaled_mm` in ScaledBlas.cpp, `_int_mm` in Blas.cpp); None when fine."""
     if precision in FP8 and (k % 16 or n % 16):
         return f"_scaled_mm needs K and N divisible by 16, got K={k}, N={n}"
     if precision == "int8" and device != "cpu" and (m <= 16 or k % 8 or n % 8):

@@ -2,7 +2,7 @@
 
 These are torch's claims, not facts: ROCm builds say bf16 on every AMD part, and on CUDA
 is_bf16_supported() without including_emulation=False says yes to any GPU that can hold a bf16 tensor.
-For fp8 torch has no query, so its own _scaled_mm device gate is restated (reference/precision.md §2.4).
+For fp8 torch has no query, so its own _scaled_mm device gate is restated (ScaledBlas.cpp).
 """
 
 from __future__ import annotations
