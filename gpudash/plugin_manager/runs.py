@@ -245,7 +245,7 @@ def run_benchmarks(
 
 def _fill_efficiency(results: list[dict[str, Any]], peaks: dict[str, Any]) -> None:
     for item in results:
-        peak = peaks.get(item.get("precision"))
+        peak = peaks.get(item.get("precision", ""))
         if item.get("efficiency") is None and peak and item.get("gflops"):
             item["efficiency"] = item["gflops"] / peak.gflops
 
