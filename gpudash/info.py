@@ -14,7 +14,9 @@ INFO_VERSION = 1
 
 def precision_support(device: DeviceInfo) -> dict[str, dict[str, Any]]:
     arch = arch_for(device)
-    torch_view = device.extra.get("torch") if isinstance(device.extra.get("torch"), dict) else {}
+    torch_view = device.extra.get("torch")
+    if not isinstance(torch_view, dict):
+        torch_view = {}
     out = {}
     for name in PRECISIONS:
         level = arch.precisions.get(name, "absent")

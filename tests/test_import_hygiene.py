@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 
-TUI_MODULES = ("textual", "textual_plotext", "plotext")
+TUI_MODULES = ("textual", "textual_plotext", "plotext", "rich")
 HEAVY = ("torch",)
 
 
@@ -35,6 +35,35 @@ def loaded_after(code: str, watch: tuple[str, ...]) -> list[str]:
 def test_headless_modules_import_neither_textual_nor_torch():
     code = "import gpudash.cli, gpudash.info, gpudash.devices, gpudash.record, gpudash.history, gpudash.knowledge\n"
     assert loaded_after(code, TUI_MODULES + HEAVY) == []
+
+
+def test_the_public_apis_import_neither_textual_nor_torch():
+    # Training code and plugins import these; torch comes when a function needs it, Textual never.
+    code = "import gpudash.amp, gpudash.apply, gpudash.ops, gpudash.plugins_api, gpudash.hookspecs\n"
+    assert loaded_after(code, TUI_MODULES + HEAVY) == []
+
+
+def test_no_module_outside_the_tui_imports_textual():
+    # Every module, including ones added later and child-side tasks (which may import torch), and the
+    # built-in plugins. gpudash.tui is never imported, not even to list its modules; __main__ would run the CLI.
+    code = """
+        import importlib, pkgutil
+
+        def walk(name, skip):
+            package = importlib.import_module(name)
+            for info in pkgutil.iter_modules(package.__path__, name + "."):
+                if info.name in skip:
+                    continue
+                if info.ispkg:
+                    walk(info.name, skip)
+                else:
+                    importlib.import_module(info.name)
+
+        walk("gpudash", {"gpudash.tui", "gpudash.__main__"})
+        walk("gpudash_plugins", set())
+        assert "gpudash.measure.probe.tasks.matmul" in __import__("sys").modules  # the walk reached the leaves
+    """
+    assert loaded_after(code, TUI_MODULES) == []
 
 
 def test_help_imports_neither_textual_nor_torch():

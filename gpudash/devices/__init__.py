@@ -7,6 +7,7 @@ why. torch's view is optional because importing torch takes about a second (the 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import partial
 
 from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
@@ -66,7 +67,7 @@ def _live(include_torch: bool) -> Machine:
     notes: list[str] = []
     backends = _open_vendor_backends(notes)
     vendor_devices: list[DeviceInfo] = []
-    samplers = {}
+    samplers: dict[str, Callable[[], Sample]] = {}
     driver = None
     for backend in backends:
         try:
@@ -130,7 +131,8 @@ def add_torch_view(machine: Machine, torch=None) -> None:
     others = [d for d in machine.devices if d.vendor == "cpu"]
     merged = merge_devices(gpus, view.devices())
     for dev in merged:
-        if dev.key not in machine.samplers:  # torch-only device: memory is all torch can tell live
+        # A torch-only device (it always has a torch index): memory is all torch can tell live.
+        if dev.key not in machine.samplers and dev.torch_index is not None:
             machine.samplers[dev.key] = partial(_torch_sample, view.torch, dev.torch_index)
     machine.devices = merged + others
 

@@ -7,6 +7,7 @@ import glob
 import os
 import sys
 from importlib import metadata
+from pathlib import Path
 
 from gpudash.models import Runtime
 
@@ -25,15 +26,16 @@ def installed_torch_runtime() -> Runtime | None:
     """torch, CUDA and HIP versions read from the installed files, without importing torch."""
     try:
         dist = metadata.distribution("torch")
-        text = dist.locate_file("torch/version.py").read_text(encoding="utf-8")
+        text = Path(str(dist.locate_file("torch/version.py"))).read_text(encoding="utf-8")
     except (metadata.PackageNotFoundError, OSError):
         return None
     values = {}
     for node in ast.parse(text).body:  # plain assignments like `cuda: Optional[str] = '12.4'`
         target = getattr(node, "target", None) or (node.targets[0] if isinstance(node, ast.Assign) else None)
-        if isinstance(target, ast.Name) and getattr(node, "value", None) is not None:
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and value is not None:
             try:
-                values[target.id] = ast.literal_eval(node.value)
+                values[target.id] = ast.literal_eval(value)
             except ValueError:
                 pass
     return Runtime(torch=values.get("__version__") or dist.version, cuda=values.get("cuda"), hip=values.get("hip"))

@@ -75,14 +75,14 @@ class NvmlBackend:
     def _describe(self, index: int, handle) -> DeviceInfo:
         nv = self.nvml
         missing: dict[str, str] = {}
-        name = read_field(missing, "name", lambda: nv.nvmlDeviceGetName(handle)) or f"NVIDIA GPU {index}"
+        name = _text(read_field(missing, "name", lambda: nv.nvmlDeviceGetName(handle))) or f"NVIDIA GPU {index}"
         cc = read_field(missing, "compute_capability", lambda: nv.nvmlDeviceGetCudaComputeCapability(handle))
         pci = read_field(missing, "pci_bus_id", lambda: nv.nvmlDeviceGetPciInfo(handle).busId)
         memory = self._memory(handle, missing)
         return DeviceInfo(
             vendor="nvidia",
             index=index,
-            name=_text(name),
+            name=name,
             uuid=_text(read_field(missing, "uuid", lambda: nv.nvmlDeviceGetUUID(handle))),
             pci_bus_id=_text(pci),
             compute_capability=f"{cc[0]}.{cc[1]}" if cc else None,

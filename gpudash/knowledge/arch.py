@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gpudash.knowledge.amd import amd_arch
 from gpudash.knowledge.cpu import cpu_arch
-from gpudash.knowledge.levels import ArchInfo, unknown_arch
+from gpudash.knowledge.levels import ArchInfo, DeviceFacts, unknown_arch
 from gpudash.knowledge.nvidia import nvidia_arch
 
-if TYPE_CHECKING:
-    from gpudash.models import DeviceInfo
 
-
-def arch_for(device: DeviceInfo) -> ArchInfo:
+def arch_for(device: DeviceFacts) -> ArchInfo:
     """The architecture facts for one device, dispatched on its vendor. Never raises."""
     try:
         vendor = (getattr(device, "vendor", None) or "").lower()

@@ -16,12 +16,9 @@ Microarchitecture from (vendor, family, model) as in the Intel SDM / AMD family 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, support
-
-if TYPE_CHECKING:
-    from gpudash.models import DeviceInfo
+from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, DeviceFacts, support
 
 SOURCE = "torch.cpu.get_capabilities ISA flags; PyTorch _scaled_mm on CPUs without fp8 hardware"
 
@@ -38,7 +35,7 @@ _INTEL_FAMILY6 = {
 }
 
 
-def features(device: DeviceInfo) -> frozenset[str]:
+def features(device: DeviceFacts) -> frozenset[str]:
     """The device's ISA flags, lower-cased, in torch's spelling."""
     raw = getattr(device, "cpu_features", None) or []
     out = set()
@@ -64,7 +61,7 @@ def _as_int(value: Any) -> int | None:
     return None
 
 
-def vendor_of(device: DeviceInfo) -> str:
+def vendor_of(device: DeviceFacts) -> str:
     """'intel', 'amd', 'arm' or '' from extra['cpu_vendor'] ('GenuineIntel', 'AuthenticAMD', 'ARM', ...)."""
     extra = getattr(device, "extra", None) or {}
     raw = str(extra.get("cpu_vendor") or "").lower()
@@ -77,7 +74,7 @@ def vendor_of(device: DeviceInfo) -> str:
     return ""
 
 
-def microarch(device: DeviceInfo) -> str:
+def microarch(device: DeviceFacts) -> str:
     """Microarchitecture name, or 'CPU' when the vendor/family/model triple is not one we know."""
     extra = getattr(device, "extra", None) or {}
     vendor = vendor_of(device)
@@ -106,7 +103,7 @@ def microarch(device: DeviceInfo) -> str:
     return "CPU"
 
 
-def cpu_arch(device: DeviceInfo) -> ArchInfo:
+def cpu_arch(device: DeviceFacts) -> ArchInfo:
     """Microarchitecture and per-precision support from the ISA flags. Never raises."""
     try:
         feats = features(device)

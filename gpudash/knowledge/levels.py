@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from gpudash.precisions import PRECISIONS
 
@@ -41,3 +43,24 @@ def unknown_arch(source: str, why: str) -> ArchInfo:
         notes=(why,),
         source=source,
     )
+
+
+class DeviceFacts(Protocol):
+    """What the tables read from a device: gpudash's DeviceInfo and a plugin's Device both fit."""
+
+    @property
+    def vendor(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def compute_capability(self) -> str | None: ...
+    @property
+    def gfx_target(self) -> str | None: ...
+    @property
+    def multiprocessors(self) -> int | None: ...
+    @property
+    def max_clock_mhz(self) -> int | None: ...
+    @property
+    def cpu_features(self) -> Sequence[str]: ...
+    @property
+    def extra(self) -> Mapping[str, Any]: ...

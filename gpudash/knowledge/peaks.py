@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import features, microarch, vendor_of
-from gpudash.knowledge.levels import NATIVE
+from gpudash.knowledge.levels import NATIVE, DeviceFacts
 from gpudash.knowledge.peak_tables import AMD_RATES, GEFORCE_HALVED, NV_RATES, PARTS, Part
 from gpudash.precisions import PRECISIONS
-
-if TYPE_CHECKING:
-    from gpudash.models import DeviceInfo
 
 SPEC, ESTIMATED = "spec", "estimated"
 
@@ -44,7 +41,7 @@ def _tokens(name: object) -> set[str]:
     return set(re.sub(r"[^a-z0-9]+", " ", str(name or "").lower()).split())
 
 
-def _part_for(device: DeviceInfo) -> Part | None:
+def _part_for(device: DeviceFacts) -> Part | None:
     vendor = (getattr(device, "vendor", None) or "").lower()
     tokens = _tokens(getattr(device, "name", ""))
     for part in PARTS:
@@ -53,15 +50,15 @@ def _part_for(device: DeviceInfo) -> Part | None:
     return None
 
 
-def _positive_int(value: object) -> int | None:
+def _positive_int(value: Any) -> int | None:
     try:
-        n = int(value)  # type: ignore[arg-type]
+        n = int(value)
     except (TypeError, ValueError):
         return None
     return n if n > 0 else None
 
 
-def _gpu_formula(device: DeviceInfo, native: set[str]) -> dict[str, Peak]:
+def _gpu_formula(device: DeviceFacts, native: set[str]) -> dict[str, Peak]:
     units = _positive_int(getattr(device, "multiprocessors", None))
     mhz = _positive_int(getattr(device, "max_clock_mhz", None))
     if units is None or mhz is None:
@@ -96,7 +93,7 @@ def _gpu_formula(device: DeviceInfo, native: set[str]) -> dict[str, Peak]:
     return out
 
 
-def _cpu_fp32_rate(device: DeviceInfo, feats: frozenset[str]) -> tuple[int, str] | None:
+def _cpu_fp32_rate(device: DeviceFacts, feats: frozenset[str]) -> tuple[int, str] | None:
     """FP32 FLOP/cycle/core and why, or None when the ISA says nothing we can rate."""
     if "avx512_f" in feats:
         arch = microarch(device)
@@ -110,7 +107,7 @@ def _cpu_fp32_rate(device: DeviceInfo, feats: frozenset[str]) -> tuple[int, str]
     return None
 
 
-def _cpu_peaks(device: DeviceInfo) -> dict[str, Peak]:
+def _cpu_peaks(device: DeviceFacts) -> dict[str, Peak]:
     cores = _positive_int(getattr(device, "multiprocessors", None))
     what = "physical cores"
     if cores is None:
@@ -148,7 +145,7 @@ def _cpu_peaks(device: DeviceInfo) -> dict[str, Peak]:
     )
 
 
-def peaks_for(device: DeviceInfo) -> dict[str, Peak]:
+def peaks_for(device: DeviceFacts) -> dict[str, Peak]:
     """Precision -> theoretical peak, for the precisions we can say something about. Never raises."""
     try:
         vendor = (getattr(device, "vendor", None) or "").lower()
@@ -168,7 +165,7 @@ def peaks_for(device: DeviceInfo) -> dict[str, Peak]:
         return {}
 
 
-def peak_memory_bandwidth_gbps(device: DeviceInfo) -> Peak | None:
+def peak_memory_bandwidth_gbps(device: DeviceFacts) -> Peak | None:
     """Spec memory bandwidth (GB/s, in `gflops`) for the named parts we know, else None. Never raises."""
     try:
         part = _part_for(device)

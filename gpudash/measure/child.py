@@ -23,6 +23,8 @@ def resolve(target: str):
     if module_name.endswith(".py"):
         path = Path(module_name)
         spec = importlib.util.spec_from_file_location(f"gpudash_task_{path.stem}", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load a task from {path}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from gpudash.measure.child import MARK
 
@@ -81,16 +81,18 @@ class _Child:
             env=env,
             start_new_session=True,  # own process group: a kill takes grandchildren too
         )
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin and stdout and stderr  # all three were asked for as pipes
         self.events: queue.Queue = queue.Queue()
         self.output: deque[str] = deque(maxlen=20)
-        threading.Thread(target=self._read_events, daemon=True).start()
-        self._output_reader = threading.Thread(target=self._read_output, daemon=True)
+        threading.Thread(target=self._read_events, args=(stdout,), daemon=True).start()
+        self._output_reader = threading.Thread(target=self._read_output, args=(stderr,), daemon=True)
         self._output_reader.start()
-        self.proc.stdin.write(payload)
-        self.proc.stdin.close()
+        stdin.write(payload)
+        stdin.close()
 
-    def _read_events(self) -> None:
-        for line in self.proc.stdout:
+    def _read_events(self, stdout: IO[str]) -> None:
+        for line in stdout:
             if line.startswith(MARK):
                 try:
                     self.events.put(json.loads(line[1:]))
@@ -98,8 +100,8 @@ class _Child:
                     pass
         self.events.put({"event": "eof"})
 
-    def _read_output(self) -> None:
-        for line in self.proc.stderr:
+    def _read_output(self, stderr: IO[str]) -> None:
+        for line in stderr:
             self.output.append(line.rstrip("\n"))
 
     def drain_output(self) -> str:

@@ -125,6 +125,8 @@ def _import_file(pm: GpudashPluginManager, record: PluginRecord, file: Path) -> 
 
     def execute() -> ModuleType:
         spec = importlib.util.spec_from_file_location(module_name, file)
+        if spec is None or spec.loader is None:
+            raise ImportError("not a Python source file")
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module  # dataclasses and pickling look modules up by name
         spec.loader.exec_module(module)

@@ -69,14 +69,20 @@ def local_device(torch_device: Any = "cpu") -> Device:
     if dev.type == "cuda":
         index = dev.index if dev.index is not None else torch.cuda.current_device()
         props = torch.cuda.get_device_properties(index)
-        common = dict(
+        if runtime["hip"]:
+            vendor, cc = "amd", None
+            gfx = (getattr(props, "gcnArchName", "") or "").split(":")[0] or None
+        else:
+            vendor, cc, gfx = "nvidia", f"{props.major}.{props.minor}", None
+        return Device(
+            vendor,
+            index,
+            props.name,
+            compute_capability=cc,
+            gfx_target=gfx,
             torch_index=index,
             memory_total_bytes=props.total_memory,
             multiprocessors=props.multi_processor_count,
             runtime=runtime,
         )
-        if runtime["hip"]:
-            gfx = (getattr(props, "gcnArchName", "") or "").split(":")[0] or None
-            return Device("amd", index, props.name, gfx_target=gfx, **common)
-        return Device("nvidia", index, props.name, compute_capability=f"{props.major}.{props.minor}", **common)
     raise ValueError(f"no architecture facts for torch device type {dev.type!r}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from gpudash.models import from_dict
 
@@ -12,6 +12,8 @@ T = TypeVar("T", bound="PlainData")
 
 class PlainData:
     """A mixin for a dataclass of plain values."""
+
+    __dataclass_fields__: ClassVar[dict[str, Any]]  # set by @dataclass on the subclass; lets asdict accept self
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from gpudash.models import ESTIMATED, MEASURED, SPEC
-from gpudash.recommend.facts import Facts
+from gpudash.recommend.facts import BatchTrial, Facts, ModelMemory
 from gpudash.recommend.settings import Setting
 
 TRAINING_BYTES_PER_PARAM = 16  # fp32 weights 4 + gradients 4 + AdamW exp_avg 4 + exp_avg_sq 4
@@ -35,8 +35,7 @@ def accumulate(fit: int, target: int) -> tuple[int, int, int]:
     return size, steps, size * steps
 
 
-def _from_trial(facts: Facts, margin: float) -> tuple[int, str, str]:
-    trial = facts.batch_trial
+def _from_trial(trial: BatchTrial, margin: float) -> tuple[int, str, str]:
     tried = len(trial.trials)
     if trial.first_oom is None:
         return (
@@ -58,8 +57,7 @@ def _from_trial(facts: Facts, margin: float) -> tuple[int, str, str]:
     )
 
 
-def _from_estimate(facts: Facts, margin: float, dtype: str) -> tuple[int | None, str, str]:
-    mem = facts.model_memory
+def _from_estimate(facts: Facts, mem: ModelMemory, margin: float, dtype: str) -> tuple[int | None, str, str]:
     total = facts.memory_available_bytes or facts.device.memory_total_bytes
     if not total:
         return None, "device memory unknown: cannot estimate a batch size", SPEC
@@ -99,11 +97,12 @@ def _method_reason(method: str, facts: Facts) -> str:
 def batch_settings(facts: Facts, dtype: str) -> dict[str, Setting]:
     export = facts.config["export"]
     margin, target = float(export["memory_margin"]), int(export["target_effective_batch"])
+    fit: int | None
     if facts.batch_trial is not None:
-        fit, how, prov = _from_trial(facts, margin)
+        fit, how, prov = _from_trial(facts.batch_trial, margin)
         method = "trial"
     elif facts.model_memory is not None:
-        fit, how, prov = _from_estimate(facts, margin, dtype)
+        fit, how, prov = _from_estimate(facts, facts.model_memory, margin, dtype)
         method = "estimate"
     else:
         fit, how, prov = (

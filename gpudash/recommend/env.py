@@ -78,8 +78,10 @@ def _spec_env(facts: Facts) -> dict[str, Setting]:
 def _check_env(facts: Facts) -> dict[str, tuple[int, Setting]]:
     chosen: dict[str, tuple[int, Setting]] = {}
     for check in facts.device_checks():
-        weight = STATUS_WEIGHT.get(check.get("status"), 0)
-        env = check.get("env") if isinstance(check.get("env"), dict) else {}
+        weight = STATUS_WEIGHT.get(check.get("status", ""), 0)
+        env = check.get("env")
+        if not isinstance(env, dict):
+            env = {}
         if not weight:
             continue
         for name, value in env.items():
@@ -112,9 +114,9 @@ def routing_settings(facts: Facts) -> dict[str, Setting]:
     for op, why in ROUTING_FAMILIES.get(facts.arch.family, {}).items():
         out[op] = Setting("cpu", why, SPEC)
     for check in facts.device_checks():
-        details = check.get("details") if isinstance(check.get("details"), dict) else {}
-        routing = details.get("routing")
-        if STATUS_WEIGHT.get(check.get("status"), 0) >= 2 and isinstance(routing, dict):
+        details = check.get("details")
+        routing = details.get("routing") if isinstance(details, dict) else None
+        if STATUS_WEIGHT.get(check.get("status", ""), 0) >= 2 and isinstance(routing, dict):
             for op, device in routing.items():
                 out[str(op)] = Setting(str(device), describe_check(check), check_provenance(facts, check))
     return out

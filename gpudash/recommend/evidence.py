@@ -28,8 +28,8 @@ def not_verified(facts: Facts) -> str:
 
 
 def check_provenance(facts: Facts, check: dict) -> str:
-    details = check.get("details") if isinstance(check.get("details"), dict) else {}
-    given = details.get("provenance")
+    details = check.get("details")
+    given = details.get("provenance") if isinstance(details, dict) else None
     if given in (MEASURED, SPEC):
         return given
     return SPEC if facts.replayed else MEASURED

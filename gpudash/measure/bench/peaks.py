@@ -42,8 +42,9 @@ def check_estimated_peaks(
             entry["efficiency"] = None
     for p in estimated & records.keys():
         records[p].efficiency = None
-    for p in estimated & (peak_info or {}).keys():
-        peak_info[p]["too_low"] = True
+    if peak_info is not None:
+        for p in estimated & peak_info.keys():
+            peak_info[p]["too_low"] = True
     p, got, peak = max(beaten, key=lambda b: b[1] / b[2])
     return [
         f"measured {p} {got:.1f} GFLOPS exceeds the estimated peak {peak:.1f} (from the clock the OS reports, "

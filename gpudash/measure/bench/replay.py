@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpudash.knowledge import arch_for, peak_memory_bandwidth_gbps
 from gpudash.measure.bench.peaks import bench_peaks, peak_provenance
 from gpudash.measure.bench.report import BenchReport
@@ -30,7 +32,7 @@ def replayed_report(device: DeviceInfo, precisions: list[str] | None, mode: str,
         results=results,
         provenance=REPLAYED,
     )
-    bandwidth = [{"op": "copy", "status": "not_run", "reason": NOT_RUN_REPLAYED}]
+    bandwidth: list[dict[str, Any]] = [{"op": "copy", "status": "not_run", "reason": NOT_RUN_REPLAYED}]
     spec_bw = peak_memory_bandwidth_gbps(device)
     if spec_bw is not None:
         bandwidth[0].update(peak_gbps=spec_bw.gflops, peak_provenance=spec_bw.provenance, peak_basis=spec_bw.basis)

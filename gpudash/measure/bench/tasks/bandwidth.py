@@ -24,15 +24,16 @@ def run(
     import torch
 
     progress = progress or (lambda **info: None)
-    out = {"device": device, "torch": torch.__version__, "cases": []}
+    cases: list[dict] = []
+    out = {"device": device, "torch": torch.__version__, "cases": cases}
     if device != "cpu":
         torch.cuda.set_device(torch.device(device))
     clock = clock_for(torch, device)
     progress(op="copy", done=0, total=2)
-    out["cases"].append(_copy(torch, device, nbytes, clock, measure_s, case_budget_s))
+    cases.append(_copy(torch, device, nbytes, clock, measure_s, case_budget_s))
     progress(op="host_to_device", done=1, total=2)
     if device == "cpu":
-        out["cases"].append(
+        cases.append(
             {
                 "op": "host_to_device",
                 "status": "not_run",
@@ -40,7 +41,7 @@ def run(
             }
         )
     else:
-        out["cases"].append(_host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s))
+        cases.append(_host_to_device(torch, device, nbytes, clock, measure_s, case_budget_s))
     progress(op=None, done=2, total=2)
     return out
 

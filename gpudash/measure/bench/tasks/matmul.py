@@ -12,19 +12,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from gpudash.measure.bench.tasks.clocks import OverBudget, clock_for, measure
 from gpudash.measure.bench.tasks.operands import NotRunnable, check_alignment, dtype_names, make_matmul, set_fp32_mode
 
 RETRY_LOAD = 0.25  # other processes took over a quarter of the CPU while a case was timed
 
+Shape = tuple[int, int, int]  # M, N, K
 
-def _flops(shape) -> float:
+
+def _flops(shape: Shape) -> float:
     m, n, k = shape
     return 2.0 * m * n * k
 
 
-def _label(shape) -> str:
+def _label(shape: Shape) -> str:
     return "x".join(str(d) for d in shape)
 
 
@@ -66,7 +69,7 @@ def sweep(
         "failure_reason": None,
         "dtypes": None,
     }
-    ordered = sorted((tuple(s) for s in shapes), key=_flops)
+    ordered: list[Shape] = sorted(((m, n, k) for m, n, k in shapes), key=_flops)
     rate = 0.0  # best FLOP/s seen so far
     began = time.monotonic()
     try:
@@ -85,7 +88,7 @@ def sweep(
 
     for i, shape in enumerate(ordered):
         progress(precision=precision, shape=list(shape), done=i, total=len(ordered))
-        case = {"shape": list(shape)}
+        case: dict[str, Any] = {"shape": list(shape)}
         out["cases"].append(case)
         out["stopped"] = out["stopped"] or _stop_before(shape, i == 0, began, rate, case_budget_s, sweep_budget_s)
         if out["stopped"]:
@@ -132,7 +135,7 @@ def sweep(
 
 
 def _stop_before(
-    shape, first: bool, began: float, rate: float, case_budget_s: float, sweep_budget_s: float | None
+    shape: Shape, first: bool, began: float, rate: float, case_budget_s: float, sweep_budget_s: float | None
 ) -> str | None:
     """Why this shape and every larger one are skipped, or None to measure it."""
     if sweep_budget_s is not None and not first and time.monotonic() - began > sweep_budget_s:
@@ -153,6 +156,6 @@ def _timed(call, clock, measure_s: float, case_budget_s: float, may_retry: bool,
     timing = measure(call, clock, measure_s=measure_s, case_budget_s=case_budget_s)
     if may_retry and (timing.other_load or 0.0) > RETRY_LOAD:  # once; keep the less disturbed measurement
         again = measure(call, clock, measure_s=measure_s, case_budget_s=case_budget_s)
-        timing = min(timing, again, key=lambda t: t.other_load)
+        timing = min(timing, again, key=lambda t: t.other_load or 0.0)
         case["retried"] = True
     return timing

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -183,7 +184,7 @@ def compare(out: torch.Tensor, a64: torch.Tensor, b64: torch.Tensor, tolerance: 
     max_abs = float(err[finite].max()) if finite.any() else float("inf")
     total = got.numel()
     wrong_zero = (got == 0) & (ref != 0) & (rel > tolerance)
-    result = {
+    result: dict[str, Any] = {
         "max_rel_error": max_rel,
         "max_abs_error": max_abs,
         "tolerance": tolerance,
@@ -218,7 +219,7 @@ def check_matmul(device: str, precision: str, fp8: dict[str, str]) -> dict:
     with fp32_matmul_precision("highest"):  # fp32 means IEEE fp32 here; TF32 has its own probe
         out = case.run()
         timing.synchronize(device)
-    result = {"check": "matmul", "op": case.describe, "shape": list(SHAPE)}
+    result: dict[str, Any] = {"check": "matmul", "op": case.describe, "shape": list(SHAPE)}
     result.update(compare(out, case.a64, case.b64, TOLERANCE[precision]))
     result["ok"] = result["reason"] is None
     result.update(rate_vs_fp32(device, precision, fp8))
