@@ -10,10 +10,10 @@ import pytest
 from textual.widgets import DataTable, Static
 from tui_helpers import no_torch, screen_text, wait_until
 
-from gpudash import store
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
 from gpudash.measure.bench import Job, assemble, bench_json
+from gpudash.measure.bench.store import append_run, saved_runs
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
@@ -100,7 +100,7 @@ async def test_replayed_machine_shows_spec_peaks_and_never_runs(monkeypatch):
 
 
 async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_machine, monkeypatch):
-    store.append_history("bench", cpu_machine, bench_json(cpu_machine, BEFORE, "quick"))
+    append_run(cpu_machine, bench_json(cpu_machine, BEFORE, "quick"))
     calls, proceed = [], threading.Event()
 
     def fake_bench(machine, mode, budget, timeout, cancel, on_progress):
@@ -147,7 +147,7 @@ async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_mach
         header = [str(c.label) for c in app.query_one("#bench-table", DataTable).columns.values()]
         assert header[-1].startswith("vs ")
         assert _rows(app, "#bench-table")[1][-1] == f"{416 / 320:.2f}x"
-    assert len(store.load("bench-history", cpu_machine)[1]) == 2
+    assert len(saved_runs(cpu_machine)) == 2
 
 
 async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
@@ -170,4 +170,4 @@ async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
         await pilot.click("#bench-cancel")
         await wait_until(pilot, lambda: status(app) == "cancelled: nothing saved")
         assert not app.query_one("#bench-run").disabled
-    assert store.load("bench-history", cpu_machine) is None
+    assert saved_runs(cpu_machine) == []

@@ -9,13 +9,13 @@ import sys
 def measure(ctx) -> int:
     from pathlib import Path
 
-    from gpudash import store
     from gpudash.cli.arguments import positive_seconds
     from gpudash.cli.bench_args import choose_devices, parse_precisions
     from gpudash.cli.bench_progress import Progress
     from gpudash.cli.bench_render import render
     from gpudash.errors import UsageError
     from gpudash.measure.bench import bench_json, bench_machine
+    from gpudash.measure.bench.store import append_run
     from gpudash.measure.calibration import presets
 
     args = ctx.args
@@ -60,7 +60,7 @@ def measure(ctx) -> int:
 
         bench_plugins.attach(data, bench_plugins.run_plugin_benchmarks(ctx, machine, devices, budget, timeout))
     if not machine.replayed:
-        path = store.append_history("bench", machine, data)
+        path = append_run(machine, data)
         print(f"gpudash: run kept in {path}", file=sys.stderr)
     if args.save:
         from gpudash.measure.calibration.profile import save_profile

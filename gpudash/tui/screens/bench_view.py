@@ -46,16 +46,10 @@ def run_bench(
 
 
 def saved_runs(machine) -> list[tuple[str, dict]]:
-    """(saved_at, bench JSON) of the runs kept in the history store, newest first."""
-    from gpudash import store
+    """(saved_at, bench JSON) of the runs kept in the bench history, newest first."""
+    from gpudash.measure.bench.store import saved_runs as kept_runs
 
-    found = store.load("bench-history", machine)
-    runs = found[1] if found and isinstance(found[1], list) else []
-    return [
-        (r.get("saved_at", "?"), r["data"])
-        for r in reversed(runs)
-        if isinstance(r, dict) and isinstance(r.get("data"), dict)
-    ]
+    return kept_runs(machine)
 
 
 def _device_entry(data: dict, key: str) -> dict | None:
@@ -272,8 +266,8 @@ class BenchView(Vertical):
 
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False, description="benchmark every precision")
     def bench_worker(self, mode: str, cancel: threading.Event) -> None:
-        from gpudash import store
         from gpudash.measure.bench import bench_json
+        from gpudash.measure.bench.store import append_run
 
         machine = self.app.machine
         settings = self.app.config.get("bench", {})
@@ -291,7 +285,7 @@ class BenchView(Vertical):
                 self.app.from_worker(self._finished, None, "cancelled: nothing saved")
                 return
             data = bench_json(machine, reports, mode)
-            store.append_history("bench", machine, data)
+            append_run(machine, data)
         except Exception as exc:  # shown, never fatal to the dashboard
             self.app.from_worker(self._finished, None, f"benchmark failed: {exc}")
             return
