@@ -1,8 +1,10 @@
 """The Benchmarks view with Pilot: a replayed snapshot (spec peaks, never run), saved runs, an injected run with
-progress, cancel, and the before/after comparison. No real benchmark runs here."""
+progress, cancel, the before/after comparison, and the history a CLI run keeps. The built-in sweep is injected
+(no real sweep runs here)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -10,14 +12,15 @@ import pytest
 from textual.widgets import DataTable, Static
 from tui_helpers import no_torch, screen_text, wait_until
 
+from gpudash.cli import main
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
+from gpudash.measure import bench
 from gpudash.measure.bench import Job, assemble, bench_json
 from gpudash.measure.bench.store import append_run, saved_runs
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
-from gpudash.tui.screens import bench_view
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (150, 50)
@@ -72,7 +75,9 @@ AFTER = _reports({"fp32": {SHAPES[0]: 195.0, SHAPES[1]: 185.0}, "bf16": {SHAPES[
 
 
 @pytest.fixture
-def cpu_machine():
+def cpu_machine(monkeypatch):
+    """A one-CPU machine; no plugin is loaded unless a test names it (GPUDASH_LOAD_PLUGINS)."""
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "")
     return Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[CPU])
 
 
@@ -82,7 +87,7 @@ def _rows(app, table_id: str) -> list[list[str]]:
 
 
 async def test_replayed_machine_shows_spec_peaks_and_never_runs(monkeypatch):
-    monkeypatch.setattr(bench_view, "run_bench", lambda *a: pytest.fail("a replayed machine must not be measured"))
+    monkeypatch.setattr(bench, "run_tasks", lambda *a, **k: pytest.fail("a replayed machine must not be measured"))
     app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
@@ -103,15 +108,15 @@ async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_mach
     append_run(cpu_machine, bench_json(cpu_machine, BEFORE, "quick"))
     calls, proceed = [], threading.Event()
 
-    def fake_bench(machine, mode, budget, timeout, cancel, on_progress):
-        calls.append((mode, budget, timeout))
-        on_progress(
+    def fake_bench(machine, **kw):
+        calls.append((kw["mode"], kw["case_budget_s"], kw["timeout_s"]))
+        kw["on_progress"](
             {"device": CPU.key, "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512], "done": 2, "total": 4}
         )
         proceed.wait(5)  # the test looks at the progress first
         return AFTER
 
-    monkeypatch.setattr(bench_view, "run_bench", fake_bench)
+    monkeypatch.setattr(bench, "bench_machine", fake_bench)
     app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
@@ -153,12 +158,12 @@ async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_mach
 async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
     started = threading.Event()
 
-    def slow_bench(machine, mode, budget, timeout, cancel, on_progress):
+    def slow_bench(machine, **kw):
         started.set()
-        cancel.wait(10)
+        kw["cancel"].wait(10)
         return {}
 
-    monkeypatch.setattr(bench_view, "run_bench", slow_bench)
+    monkeypatch.setattr(bench, "bench_machine", slow_bench)
     app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
@@ -171,3 +176,21 @@ async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
         await wait_until(pilot, lambda: status(app) == "cancelled: nothing saved")
         assert not app.query_one("#bench-run").disabled
     assert saved_runs(cpu_machine) == []
+
+
+async def test_the_history_a_cli_run_keeps_is_what_the_view_lists(cpu_machine, monkeypatch, capsys):
+    monkeypatch.setattr("gpudash.actions.session.discover", lambda **kw: cpu_machine)
+    monkeypatch.setattr(bench, "bench_machine", lambda machine, **kw: BEFORE)
+    assert main(["bench", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(
+            pilot, lambda: bool(app.query("#bench-history")) and app.query_one("#bench-history", DataTable).row_count
+        )
+        (saved_at, mode, fp32, bf16, *_), *more = _rows(app, "#bench-history")
+        assert not more and mode == "quick" and (fp32, bf16) == ("190.0", "320.0")
+        assert status(app) == f"newest run {saved_at} · R: quick sweep · F: full"
+        assert _rows(app, "#bench-table")[1][:3] == ["bf16", "320.0", "2048x2048x2048"]
+    assert saved_runs(cpu_machine) == [(saved_at, printed)]  # the view lists the very document the CLI printed

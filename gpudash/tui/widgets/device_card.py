@@ -1,7 +1,7 @@
 """One card per device: what it is, how busy it is, which precisions it has, and recent history.
 
 Missing readings show "n/a"; the reason is spelled out in a dim line at the bottom of the card (so it
-can be found without a mouse) and is the tooltip of the gauge or readings it belongs to (design rule 5).
+can be found without a mouse) and is the tooltip of the gauge or readings it belongs to.
 
 The card is redrawn every second for every visible device, so it keeps few widgets and only updates
 the ones whose text changed: each widget repaint costs real CPU at idle.
@@ -14,10 +14,10 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from gpudash import formatting as fmt
 from gpudash.info import precision_support
 from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.render import formatting as fmt
 from gpudash.tui.widgets.gauge import Gauge
 from gpudash.tui.widgets.history_chart import LINES, HistoryChart
 from gpudash.tui.widgets.precision_badges import PrecisionBadges
