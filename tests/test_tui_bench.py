@@ -1,6 +1,6 @@
 """The Benchmarks view with Pilot: a replayed snapshot (spec peaks, never run), saved runs, an injected run with
-progress, cancel, the before/after comparison, and the history a CLI run keeps. The built-in sweep is injected
-(no real sweep runs here)."""
+progress, cancel, the before/after comparison, plugin benchmarks beside the sweep, and the history a CLI run
+keeps. The built-in sweep is injected (no real sweep runs here); a plugin benchmark runs for real."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
+SAMPLES = Path(__file__).resolve().parent / "plugin_samples"
 SIZE = (150, 50)
 CPU = DeviceInfo(
     vendor="cpu",
@@ -176,6 +177,31 @@ async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
         await wait_until(pilot, lambda: status(app) == "cancelled: nothing saved")
         assert not app.query_one("#bench-run").disabled
     assert saved_runs(cpu_machine) == []
+
+
+async def test_a_run_shows_the_plugin_benchmarks_beside_the_sweep(cpu_machine, monkeypatch):
+    """As `gpudash bench` does: after the sweep, the plugins' benchmarks run (here a real one-file plugin, in
+    its child process), are drawn in their own table, and are kept with the run in the history."""
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "good_sample")
+    monkeypatch.setattr(bench, "bench_machine", lambda machine, **kw: AFTER)
+    config = defaults()
+    config["plugin_dirs"] = [str(SAMPLES)]
+    app = create_app(cpu_machine, config, add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(app.query("#bench-plugins")))
+        assert not app.query_one("#bench-plugins").display  # nothing measured yet, no plugin table
+        await pilot.press("R")
+        await wait_until(pilot, lambda: status(app).startswith("measured just now"), timeout=60)
+        assert app.query_one("#bench-plugins").display
+        rows = _rows(app, "#bench-plugins")
+        assert [r[:4] for r in rows] == [["good_sample/python_loop", "fp64", "python_mul_add", "20000"]]
+        assert float(rows[0][4].replace(",", "")) > 0  # GFLOPS the plugin measured
+        assert _rows(app, "#bench-table")[1][:2] == ["bf16", "416.0"]  # the sweep's table, unchanged
+    (_saved_at, kept), *_ = saved_runs(cpu_machine)
+    runs = kept["devices"][0]["plugin_benchmarks"]
+    assert [(r["plugin"], r["benchmark"], r["status"]) for r in runs] == [("good_sample", "python_loop", "ok")]
+    assert {r["precision"] for r in kept["devices"][0]["results"]} == {"fp32", "bf16"}  # never mixed into the sweep
 
 
 async def test_the_history_a_cli_run_keeps_is_what_the_view_lists(cpu_machine, monkeypatch, capsys):

@@ -3,8 +3,8 @@
 On show it draws the newest kept run at once (the bench history `gpudash bench` keeps too), or on a replayed
 machine the spec peaks, never measured. "Run quick" (R) and "Run full" (F) call the bench action
 (gpudash.actions.bench) from a thread worker, as `gpudash bench` does: the built-in sweep with a progress bar,
-then the plugins' benchmarks, and the action keeps the run in the history. Cancel (escape) stops the child
-process. Selecting an earlier run in the bottom table adds a "vs earlier" column, so
+then the plugins' benchmarks (drawn in their own table), and the action keeps the run in the history. Cancel
+(escape) stops the child process. Selecting an earlier run in the bottom table adds a "vs earlier" column, so
 a driver or library change can be judged before and after.
 """
 
@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, ProgressBar, Select, Static
 from textual_plotext import PlotextPlot
 
-from gpudash.render.bench import HEADER, bandwidth_line, precision_rows
+from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, plugin_rows, precision_rows
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
@@ -108,6 +108,9 @@ class BenchView(Vertical):
             yield GflopsBars(id="bench-bars")
             yield SizeLines(id="bench-lines")
         yield DataTable(id="bench-table", cursor_type="row", zebra_stripes=True)
+        plugins: DataTable[str] = DataTable(id="bench-plugins", cursor_type="row", zebra_stripes=True)
+        plugins.display = False  # shown when the run has plugin benchmarks that measured
+        yield plugins
         with Horizontal(id="bench-bottom"):
             yield DataTable(id="bench-history", cursor_type="row")
             yield Static("", id="bench-notes", markup=False)
@@ -148,12 +151,26 @@ class BenchView(Vertical):
         self.query_one(GflopsBars).show(dev)
         self.query_one(SizeLines).show(dev)
         self._fill_table(dev)
+        not_measured = self._fill_plugins(dev)
         self._fill_history()
         notes = []
         if dev is not None:
             notes.append(bandwidth_line(dev))
             notes += precision_rows(dev)[1] + [f"note: {n}" for n in dev.get("notes") or []]
+            notes += [f"plugin benchmark {line}" for line in not_measured]
         self.query_one("#bench-notes", Static).update("\n".join(notes) or "select an earlier run (enter) to compare")
+
+    def _fill_plugins(self, dev: dict[str, Any] | None) -> list[str]:
+        """The plugin benchmarks that measured, in their table; returns a line for each that did not."""
+        rows, not_measured = plugin_rows(dev) if dev is not None else ([], [])
+        table = self.query_one("#bench-plugins", DataTable)
+        table.clear(columns=True)
+        table.display = bool(rows)
+        for name in PLUGIN_HEADER:
+            table.add_column(name, key=name)
+        for i, row in enumerate(rows):
+            table.add_row(*row, key=str(i))
+        return not_measured
 
     def _fill_table(self, dev: dict[str, Any] | None) -> None:
         table = self.query_one("#bench-table", DataTable)
