@@ -56,3 +56,8 @@ def writable_file(path: str, option: str) -> None:
 def say(message: str) -> None:
     """One line for the user on stderr, so stdout stays clean for the data."""
     print(f"gpudash: {message}", file=sys.stderr, flush=True)
+
+
+def plugin_error(plugin: str, message: str) -> None:
+    """A plugin that failed to load or register: one line on stderr naming it, the command goes on."""
+    say(f"plugin {plugin!r}: {message}")

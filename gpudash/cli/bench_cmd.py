@@ -110,8 +110,7 @@ def run(ctx: Context) -> int:
 def measure(ctx: Context) -> int:
     """A live (or replayed) run: plan it, check the platform, measure, keep, save a profile, print it."""
     from gpudash.actions import bench, profiles
-    from gpudash.cli.arguments import existing_folder, positive_seconds, precision_list, say
-    from gpudash.plugin_manager import report_to_stderr
+    from gpudash.cli.arguments import existing_folder, plugin_error, positive_seconds, precision_list, say
     from gpudash.render.bench import render
     from gpudash.render.progress import Progress
 
@@ -153,12 +152,12 @@ def measure(ctx: Context) -> int:
         progress.close()
         say(message)
 
-    def plugin_error(plugin: str, message: str) -> None:
+    def load_error(plugin: str, message: str) -> None:
         progress.close()
-        report_to_stderr(plugin, message)
+        plugin_error(plugin, message)
 
     try:
-        result = bench.run(ctx.session, plan, on_progress=progress, on_status=status, on_plugin_error=plugin_error)
+        result = bench.run(ctx.session, plan, on_progress=progress, on_status=status, on_plugin_error=load_error)
     finally:
         progress.close()
     assert result.data is not None  # nothing cancels a command-line run but Ctrl-C, which raises

@@ -43,14 +43,12 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.check import run as run_checks
-    from gpudash.plugin_manager import report_to_stderr
+    from gpudash.cli.arguments import plugin_error
     from gpudash.render.check import render
 
     if ctx.args.timeout is not None and not 0 < ctx.args.timeout <= 3600:
         raise UsageError(f"--timeout: expected seconds from 0 to 3600, got {ctx.args.timeout:g}")
-    found = run_checks(
-        ctx.session, device=ctx.args.device, timeout_s=ctx.args.timeout, on_plugin_error=report_to_stderr
-    )
+    found = run_checks(ctx.session, device=ctx.args.device, timeout_s=ctx.args.timeout, on_plugin_error=plugin_error)
     if ctx.args.json:
         print(json.dumps(found.to_json(), indent=2))
     else:

@@ -51,8 +51,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.export import DEFAULT_OUTPUT, export_settings, write_export
-    from gpudash.cli.arguments import say, writable_file
-    from gpudash.plugin_manager import report_to_stderr
+    from gpudash.cli.arguments import plugin_error, say, writable_file
     from gpudash.render.export import render
 
     args = ctx.args
@@ -64,7 +63,7 @@ def run(ctx: Context) -> int:
         device=args.device,
         bench=args.bench,
         status=lambda message: say(f"{message} ..."),
-        on_plugin_error=report_to_stderr,
+        on_plugin_error=plugin_error,
     )
     if output == "-":
         sys.stdout.write(render(gathered.settings, args.format))

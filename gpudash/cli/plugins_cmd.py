@@ -24,10 +24,10 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.plugins import list_plugins
-    from gpudash.plugin_manager import report_to_stderr
+    from gpudash.cli.arguments import plugin_error
     from gpudash.render.plugins import render
 
-    listing = list_plugins(ctx.session, on_error=report_to_stderr)
+    listing = list_plugins(ctx.session, on_error=plugin_error)
     if ctx.args.json:
         print(json.dumps(listing.to_json(), indent=2))
     else:
