@@ -114,17 +114,10 @@ def _device_info(machine, torch_device: str):
 
 def _bench_runs(machine) -> list:
     """Remembered benchmark results (bench JSON contract documents), newest first: the history that
-    `gpudash bench` and the TUI keep, then a single saved run."""
-    from gpudash import store
+    `gpudash bench` and the TUI keep."""
+    from gpudash.measure.bench.store import saved_runs
 
-    docs = []
-    history = store.load("bench-history", machine)
-    if history and isinstance(history[1], list):
-        docs += [run.get("data") for run in reversed(history[1]) if isinstance(run, dict)]
-    single = store.load("bench", machine)
-    if single:
-        docs.append(single[1])
-    return [d for d in docs if isinstance(d, dict)]
+    return [data for _saved_at, data in saved_runs(machine)]
 
 
 def _bench_speedups(machine, device) -> dict[str, float]:

@@ -2,7 +2,9 @@
 
 Files live under $XDG_STATE_HOME/gpudash (default ~/.local/state/gpudash), one JSON file per
 kind and machine, e.g. probe-<machine id>.json. A machine id combines host and device names so a
-replayed snapshot never overwrites the live machine's results.
+replayed snapshot never overwrites the live machine's results. Each kind is named once, by the module
+that owns its data: PROBE_KIND in gpudash.measure.probe.store, BENCH_HISTORY_KIND in
+gpudash.measure.bench.store; every reader and writer uses those names.
 """
 
 from __future__ import annotations
@@ -51,8 +53,15 @@ def load(kind: str, machine) -> tuple[str, Any] | None:
 
 
 def append_history(kind: str, machine, data: Any, keep: int = 20) -> Path:
-    """Keep the last `keep` runs (for before/after comparisons), newest last."""
-    previous = load(f"{kind}-history", machine)
+    """Add `data` to the list stored as `kind`, keeping the last `keep` entries, newest last."""
+    previous = load(kind, machine)
     runs = previous[1] if previous and isinstance(previous[1], list) else []
     runs.append({"saved_at": now_iso(), "data": data})
-    return save(f"{kind}-history", machine, runs[-keep:])
+    return save(kind, machine, runs[-keep:])
+
+
+def history(kind: str, machine) -> list[tuple[str, Any]]:
+    """(saved_at, data) of the entries append_history kept as `kind`, newest first."""
+    found = load(kind, machine)
+    runs = found[1] if found and isinstance(found[1], list) else []
+    return [(r.get("saved_at", "?"), r["data"]) for r in reversed(runs) if isinstance(r, dict) and "data" in r]

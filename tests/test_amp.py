@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gpudash import amp, store
+from gpudash import amp
 from gpudash.devices import discover
 from gpudash.errors import GpudashError
 from gpudash.measure import probe
+from gpudash.measure.bench.store import append_run
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 
 
@@ -66,8 +67,7 @@ def test_auto_on_this_cpu_without_measurements_stays_fp32(live):
 
 def _bench(machine, cpu, speedup):
     """A benchmark run as `gpudash bench` keeps it (the bench JSON contract)."""
-    store.append_history(
-        "bench",
+    append_run(
         machine,
         {
             "version": 1,

@@ -8,9 +8,9 @@ import os
 import pytest
 import torch
 
+from gpudash.actions.export import write_export
 from gpudash.apply import ExportFileError, load
 from gpudash.errors import GpudashError
-from gpudash.export import write_export
 from gpudash.models import DeviceInfo
 from gpudash.recommend import facts_for, recommend
 from gpudash.recommend.facts import BatchTrial

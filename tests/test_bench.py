@@ -349,7 +349,7 @@ def test_progress_bar_on_a_terminal():
 
 
 def bench_cmd_progress(stream):
-    from gpudash.cli.bench_progress import Progress
+    from gpudash.render.progress import Progress
 
     return Progress(stream)
 

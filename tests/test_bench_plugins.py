@@ -2,7 +2,9 @@
 
 import json
 
-from gpudash.cli import bench_plugins, main
+from gpudash.actions.bench import attach
+from gpudash.cli import main
+from gpudash.render.bench import plugin_lines
 
 
 def test_plugin_results_are_attached_per_device_and_follow_too_low_peaks():
@@ -32,11 +34,11 @@ def test_plugin_results_are_attached_per_device_and_follow_too_low_peaks():
             }
         ]
     }
-    bench_plugins.attach(data, runs)
+    attach(data, runs)
     results = data["devices"][0]["plugin_benchmarks"][0]["results"]
     assert [r["efficiency"] for r in results] == [None, 0.5]
     assert "plugin_benchmarks" not in data["devices"][1]
-    text = "\n".join(bench_plugins.render(data["devices"][0]))
+    text = "\n".join(plugin_lines(data["devices"][0]))
     assert "p/b" in text and "9.0" in text and "50%" in text
 
 

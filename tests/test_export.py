@@ -17,12 +17,13 @@ except ModuleNotFoundError:  # Python 3.10
 import pytest
 
 from gpudash import fileio
+from gpudash.actions.export import write_export
 from gpudash.cli import main
 from gpudash.errors import GpudashError
-from gpudash.export import render, write_export
-from gpudash.export_toml import render as render_toml
 from gpudash.models import DeviceInfo
 from gpudash.recommend import facts_for, recommend
+from gpudash.render.export import render
+from gpudash.render.toml import render as render_toml
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = REPO / "examples" / "snapshots"

@@ -66,6 +66,18 @@ def test_no_module_outside_the_tui_imports_textual():
     assert loaded_after(code, TUI_MODULES) == []
 
 
+def test_actions_and_render_import_neither_textual_nor_torch():
+    """Every face calls the actions and draws with render; a headless face must not pay for Textual."""
+    from pathlib import Path
+
+    import gpudash
+
+    root = Path(gpudash.__file__).parent
+    names = [f"gpudash.{d}.{p.stem}" for d in ("actions", "render") for p in sorted((root / d).glob("[!_]*.py"))]
+    assert len(names) > 10
+    assert loaded_after(f"import {', '.join(names)}\n", TUI_MODULES + HEAVY) == []
+
+
 def test_help_imports_neither_textual_nor_torch():
     code = """
         import contextlib, io

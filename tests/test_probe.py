@@ -300,7 +300,7 @@ def test_cli_table_replayed(capsys):
 def test_cli_live_json_and_table_from_real_results(cpu_probe, cpu_machine, monkeypatch, capsys, state_dir):
     matrix = cpu_probe[0]
     monkeypatch.setattr(probe, "probe_machine", lambda machine, **kw: {matrix.device: matrix})
-    monkeypatch.setattr("gpudash.cli.context.discover", lambda **kw: cpu_machine[0])
+    monkeypatch.setattr("gpudash.actions.session.discover", lambda **kw: cpu_machine[0])
     assert main(["probe", "--json", "--device", "cpu"]) == 0
     out, err = capsys.readouterr()
     data = json.loads(out)
@@ -343,7 +343,7 @@ def test_remember_merges_devices_and_ignores_replays(cpu_probe, cpu_machine, sta
 
 def test_parent_side_never_imports_torch():
     code = (
-        "import sys, gpudash.measure.probe, gpudash.cli.probe_cmd, gpudash.amp; "
+        "import sys, gpudash.measure.probe, gpudash.cli.probe_cmd, gpudash.actions.probe, gpudash.amp; "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -1,8 +1,10 @@
 """The Benchmarks view with Pilot: a replayed snapshot (spec peaks, never run), saved runs, an injected run with
-progress, cancel, and the before/after comparison. No real benchmark runs here."""
+progress, cancel, the before/after comparison, plugin benchmarks beside the sweep, and the history a CLI run
+keeps. The built-in sweep is injected (no real sweep runs here); a plugin benchmark runs for real."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
@@ -10,16 +12,18 @@ import pytest
 from textual.widgets import DataTable, Static
 from tui_helpers import no_torch, screen_text, wait_until
 
-from gpudash import store
+from gpudash.cli import main
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
+from gpudash.measure import bench
 from gpudash.measure.bench import Job, assemble, bench_json
+from gpudash.measure.bench.store import append_run, saved_runs
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
-from gpudash.tui.screens import bench_view
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
+SAMPLES = Path(__file__).resolve().parent / "plugin_samples"
 SIZE = (150, 50)
 CPU = DeviceInfo(
     vendor="cpu",
@@ -72,7 +76,9 @@ AFTER = _reports({"fp32": {SHAPES[0]: 195.0, SHAPES[1]: 185.0}, "bf16": {SHAPES[
 
 
 @pytest.fixture
-def cpu_machine():
+def cpu_machine(monkeypatch):
+    """A one-CPU machine; no plugin is loaded unless a test names it (GPUDASH_LOAD_PLUGINS)."""
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "")
     return Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[CPU])
 
 
@@ -82,7 +88,7 @@ def _rows(app, table_id: str) -> list[list[str]]:
 
 
 async def test_replayed_machine_shows_spec_peaks_and_never_runs(monkeypatch):
-    monkeypatch.setattr(bench_view, "run_bench", lambda *a: pytest.fail("a replayed machine must not be measured"))
+    monkeypatch.setattr(bench, "run_tasks", lambda *a, **k: pytest.fail("a replayed machine must not be measured"))
     app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
@@ -100,18 +106,18 @@ async def test_replayed_machine_shows_spec_peaks_and_never_runs(monkeypatch):
 
 
 async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_machine, monkeypatch):
-    store.append_history("bench", cpu_machine, bench_json(cpu_machine, BEFORE, "quick"))
+    append_run(cpu_machine, bench_json(cpu_machine, BEFORE, "quick"))
     calls, proceed = [], threading.Event()
 
-    def fake_bench(machine, mode, budget, timeout, cancel, on_progress):
-        calls.append((mode, budget, timeout))
-        on_progress(
+    def fake_bench(machine, **kw):
+        calls.append((kw["mode"], kw["case_budget_s"], kw["timeout_s"]))
+        kw["on_progress"](
             {"device": CPU.key, "kind": "matmul", "precision": "bf16", "shape": [512, 512, 512], "done": 2, "total": 4}
         )
         proceed.wait(5)  # the test looks at the progress first
         return AFTER
 
-    monkeypatch.setattr(bench_view, "run_bench", fake_bench)
+    monkeypatch.setattr(bench, "bench_machine", fake_bench)
     app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
@@ -147,18 +153,18 @@ async def test_saved_run_then_injected_run_with_progress_and_comparison(cpu_mach
         header = [str(c.label) for c in app.query_one("#bench-table", DataTable).columns.values()]
         assert header[-1].startswith("vs ")
         assert _rows(app, "#bench-table")[1][-1] == f"{416 / 320:.2f}x"
-    assert len(store.load("bench-history", cpu_machine)[1]) == 2
+    assert len(saved_runs(cpu_machine)) == 2
 
 
 async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
     started = threading.Event()
 
-    def slow_bench(machine, mode, budget, timeout, cancel, on_progress):
+    def slow_bench(machine, **kw):
         started.set()
-        cancel.wait(10)
+        kw["cancel"].wait(10)
         return {}
 
-    monkeypatch.setattr(bench_view, "run_bench", slow_bench)
+    monkeypatch.setattr(bench, "bench_machine", slow_bench)
     app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("b")
@@ -170,4 +176,47 @@ async def test_cancel_stops_the_run_and_saves_nothing(cpu_machine, monkeypatch):
         await pilot.click("#bench-cancel")
         await wait_until(pilot, lambda: status(app) == "cancelled: nothing saved")
         assert not app.query_one("#bench-run").disabled
-    assert store.load("bench-history", cpu_machine) is None
+    assert saved_runs(cpu_machine) == []
+
+
+async def test_a_run_shows_the_plugin_benchmarks_beside_the_sweep(cpu_machine, monkeypatch):
+    """As `gpudash bench` does: after the sweep, the plugins' benchmarks run (here a real one-file plugin, in
+    its child process), are drawn in their own table, and are kept with the run in the history."""
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "good_sample")
+    monkeypatch.setattr(bench, "bench_machine", lambda machine, **kw: AFTER)
+    config = defaults()
+    config["plugin_dirs"] = [str(SAMPLES)]
+    app = create_app(cpu_machine, config, add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(app.query("#bench-plugins")))
+        assert not app.query_one("#bench-plugins").display  # nothing measured yet, no plugin table
+        await pilot.press("R")
+        await wait_until(pilot, lambda: status(app).startswith("measured just now"), timeout=60)
+        assert app.query_one("#bench-plugins").display
+        rows = _rows(app, "#bench-plugins")
+        assert [r[:4] for r in rows] == [["good_sample/python_loop", "fp64", "python_mul_add", "20000"]]
+        assert float(rows[0][4].replace(",", "")) > 0  # GFLOPS the plugin measured
+        assert _rows(app, "#bench-table")[1][:2] == ["bf16", "416.0"]  # the sweep's table, unchanged
+    (_saved_at, kept), *_ = saved_runs(cpu_machine)
+    runs = kept["devices"][0]["plugin_benchmarks"]
+    assert [(r["plugin"], r["benchmark"], r["status"]) for r in runs] == [("good_sample", "python_loop", "ok")]
+    assert {r["precision"] for r in kept["devices"][0]["results"]} == {"fp32", "bf16"}  # never mixed into the sweep
+
+
+async def test_the_history_a_cli_run_keeps_is_what_the_view_lists(cpu_machine, monkeypatch, capsys):
+    monkeypatch.setattr("gpudash.actions.session.discover", lambda **kw: cpu_machine)
+    monkeypatch.setattr(bench, "bench_machine", lambda machine, **kw: BEFORE)
+    assert main(["bench", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    app = create_app(cpu_machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(
+            pilot, lambda: bool(app.query("#bench-history")) and app.query_one("#bench-history", DataTable).row_count
+        )
+        (saved_at, mode, fp32, bf16, *_), *more = _rows(app, "#bench-history")
+        assert not more and mode == "quick" and (fp32, bf16) == ("190.0", "320.0")
+        assert status(app) == f"newest run {saved_at} · R: quick sweep · F: full"
+        assert _rows(app, "#bench-table")[1][:3] == ["bf16", "320.0", "2048x2048x2048"]
+    assert saved_runs(cpu_machine) == [(saved_at, printed)]  # the view lists the very document the CLI printed

@@ -9,6 +9,7 @@ from conftest import MI300X, snapshot_dict
 from textual.widgets import DataTable, Static
 from tui_helpers import no_torch, screen_text, wait_until
 
+from gpudash.actions.check import CheckRun
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.plugin_manager import PluginRecord
@@ -52,11 +53,13 @@ def inject(monkeypatch, spec):
 async def test_checks_view_shows_injected_results_fix_and_env(tmp_path, monkeypatch):
     calls = []
 
-    def runner(machine, plugin_dirs, cancel, on_result):
+    def runner(session, cancel, on_result):
+        machine = session.machine()
         calls.append(machine.label)
         for result in INJECTED:
             on_result(result)
-        return INJECTED, {"broken": ["failed to import broken: ImportError"]}
+        broken = [{"plugin": "broken", "errors": ["failed to import broken: ImportError"]}]
+        return CheckRun(machine, list(machine.devices), INJECTED, 3, broken)
 
     inject(monkeypatch, views.ViewSpec("checks", "Checks", "c", lambda app: ChecksView(app, runner=runner)))
     app = create_app(replayed(tmp_path), defaults(), add_torch_view=no_torch)
@@ -110,7 +113,7 @@ async def test_plugins_view_shows_loaded_and_failed_with_why(tmp_path, monkeypat
     ]
     inject(
         monkeypatch,
-        views.ViewSpec("plugins", "Plugins", "l", lambda app: PluginsView(app, loader=lambda dirs: records)),
+        views.ViewSpec("plugins", "Plugins", "l", lambda app: PluginsView(app, loader=lambda session: records)),
     )
     app = create_app(replayed(tmp_path), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:

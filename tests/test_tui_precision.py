@@ -15,7 +15,6 @@ from gpudash.measure import probe
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import DeviceInfo, Host, Runtime
 from gpudash.tui.app import create_app
-from gpudash.tui.screens import precision_view
 
 SNAPSHOT = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "mi300x.json"
 SIZE = (150, 45)
@@ -34,7 +33,7 @@ def _table_ready(app) -> bool:
 
 
 async def test_replayed_machine_shows_spec_and_is_never_probed(monkeypatch):
-    monkeypatch.setattr(precision_view, "run_probe", lambda *a: pytest.fail("a replayed machine must not be probed"))
+    monkeypatch.setattr(probe, "probe_machine", lambda *a, **k: pytest.fail("a replayed machine must not be probed"))
     app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("v")
@@ -90,9 +89,9 @@ async def test_remembered_results_show_at_once_and_rerun_updates_them(monkeypatc
     )
     events = []
 
-    def fake_prober(m, timeout_s, cancel, on_progress):
-        assert m is machine and timeout_s == defaults()["probe"]["timeout_s"]
-        on_progress(
+    def fake_prober(m, **kw):
+        assert m is machine and kw["timeout_s"] == defaults()["probe"]["timeout_s"]
+        kw["on_progress"](
             {"event": "check", "device": cpu.key, "precision": "bf16", "check": "matmul", "done": 0, "total": 1}
         )
         events.append("ran")
@@ -100,7 +99,7 @@ async def test_remembered_results_show_at_once_and_rerun_updates_them(monkeypatc
             cpu.key: _matrix(cpu, {"fp32": ("verified", None), "bf16": ("verified", None)}, "2026-02-03T04:05:06+0000")
         }
 
-    monkeypatch.setattr(precision_view, "run_probe", fake_prober)
+    monkeypatch.setattr(probe, "probe_machine", fake_prober)
     app = create_app(machine, defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("v")

@@ -1,6 +1,11 @@
-"""Argument checks the commands share, each failing as a one-line UsageError naming the option."""
+"""What the commands share: argument checks, each failing as a one-line UsageError naming the option, and
+the one-line messages on stderr."""
 
 from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
 
 from gpudash.errors import UsageError
 
@@ -12,3 +17,47 @@ def positive_seconds(value: float | None, option: str, default: float) -> float:
     if not value > 0:
         raise UsageError(f"{option}: expected a positive number of seconds, got {value}")
     return value
+
+
+def precision_list(text: str | None, option: str = "--precisions") -> list[str] | None:
+    """A comma-separated list of precisions without repeats, or None for the default."""
+    from gpudash.precisions import PRECISIONS
+
+    if text is None:
+        return None
+    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    if not names:
+        raise UsageError(f"{option}: expected a comma-separated list, e.g. fp32,bf16")
+    unknown = [p for p in names if p not in PRECISIONS]
+    if unknown:
+        raise UsageError(f"{option}: unknown precision '{unknown[0]}' (choose from {', '.join(PRECISIONS)})")
+    return list(dict.fromkeys(names))
+
+
+def existing_folder(path: str, option: str) -> None:
+    """Fail before minutes of measuring if the file's folder is not there."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+
+
+def writable_file(path: str, option: str) -> None:
+    """Fail before minutes of measuring if the file could not be written anyway."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a directory, not a file")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: folder {folder} is not writable")
+
+
+def say(message: str) -> None:
+    """One line for the user on stderr, so stdout stays clean for the data."""
+    print(f"gpudash: {message}", file=sys.stderr, flush=True)
+
+
+def plugin_error(plugin: str, message: str) -> None:
+    """A plugin that failed to load or register: one line on stderr naming it, the command goes on."""
+    say(f"plugin {plugin!r}: {message}")

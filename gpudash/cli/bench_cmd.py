@@ -1,21 +1,25 @@
 """`gpudash bench`: matmul throughput per precision over a sweep of shapes, and memory bandwidth.
 
 Per precision: the best shape's GFLOPS, the median over shapes, latency median and spread, efficiency
-against the theoretical peak (with the peak's provenance) and the speedup over fp32. Progress goes to
-stderr, so `--json` can be piped. Each live run is kept in the history store for before/after
-comparisons; `--save` writes a calibration profile, `--load` shows one, `--compare A B` sets two side by side.
-The parts: `bench_measure` (a run), `bench_profiles` (--load, --compare), `bench_render` (the tables).
+against the theoretical peak (with the peak's provenance) and the speedup over fp32; the plugins'
+benchmarks below. Progress goes to stderr, so `--json` can be piped. Each live run is kept in the bench
+history for before/after comparisons (gpudash.actions.bench); `--save` writes a calibration profile,
+`--load` shows one, `--compare A B` sets two side by side (gpudash.actions.profiles).
 """
 
 from __future__ import annotations
 
-from gpudash.cli.bench_measure import measure
-from gpudash.cli.bench_profiles import compare, show_profile
-from gpudash.cli.bench_render import render_presets
-from gpudash.errors import UsageError
+import json
+import sys
+from typing import TYPE_CHECKING
+
+from gpudash.errors import GpudashError, UsageError
+
+if TYPE_CHECKING:
+    from gpudash.cli.context import Context, Parents, Subparsers
 
 
-def add_parser(subparsers, parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
         "bench",
         parents=parents,
@@ -53,7 +57,9 @@ def add_parser(subparsers, parents) -> None:
         const="full",
         help="a long sweep (mamf-finder style: M over a range at fixed N and K, plus squares)",
     )
-    p.add_argument("--json", action="store_true", help="print the bench JSON contract (design.md) instead of a table")
+    p.add_argument(
+        "--json", action="store_true", help="print the bench JSON contract (docs/ARCHITECTURE.md) instead of a table"
+    )
     p.add_argument("--save", metavar="PATH", help="also write a calibration profile (JSON) of the device to PATH")
     p.add_argument("--load", metavar="PROFILE", help="show a saved profile instead of measuring")
     p.add_argument("--compare", metavar="PROFILE", nargs=2, help="compare two saved profiles (B against A)")
@@ -84,15 +90,106 @@ def add_parser(subparsers, parents) -> None:
     p.set_defaults(func=run, mode=None)
 
 
-def run(ctx) -> int:
+def run(ctx: Context) -> int:
     args = ctx.args
     if args.load and args.compare:
         raise UsageError("--load and --compare: choose one")
     if args.load:
         return show_profile(args.load, args.json)
     if args.compare:
-        return compare(*args.compare, as_json=args.json)
+        return compare(args.compare[0], args.compare[1], args.json)
     if args.preset == "list":
-        print(render_presets())
+        from gpudash.actions.profiles import presets
+        from gpudash.render.bench import render_presets
+
+        print(render_presets(presets()))
         return 0
     return measure(ctx)
+
+
+def measure(ctx: Context) -> int:
+    """A live (or replayed) run: plan it, check the platform, measure, keep, save a profile, print it."""
+    from gpudash.actions import bench, profiles
+    from gpudash.cli.arguments import existing_folder, plugin_error, positive_seconds, precision_list, say
+    from gpudash.render.bench import render
+    from gpudash.render.progress import Progress
+
+    args, config = ctx.args, ctx.session.config
+    precisions = precision_list(args.precisions)
+    preset = profiles.preset(args.preset) if args.preset else None
+    budget = positive_seconds(args.case_budget, "--case-budget", config["bench"]["case_budget_s"])
+    timeout = positive_seconds(args.timeout, "--timeout", config["bench"]["timeout_s"])
+    if args.save:
+        existing_folder(args.save, "--save")
+    plan = bench.plan(
+        ctx.session,
+        devices=args.device,
+        mode=args.mode or "quick",
+        precisions=precisions,
+        preset=preset,
+        case_budget_s=budget,
+        timeout_s=timeout,
+        plugins=not args.no_plugins,
+    )
+    for mismatch in plan.mismatches:
+        if args.skip_platform_check:
+            say(
+                f"warning: --skip-platform-check: preset '{mismatch.preset}' {mismatch.problems[0]}; "
+                "its peaks will give wrong efficiencies here"
+            )
+            continue
+        print(mismatch.message, file=sys.stderr)
+        fits = ", ".join(mismatch.fits) or "none"
+        raise GpudashError(
+            f"--preset {mismatch.preset}: platform mismatch ({mismatch.problems[0]}); presets that fit: {fits}"
+        )
+    if args.save and len(plan.devices) > 1:
+        keys = ", ".join(d.key for d in plan.devices)
+        raise UsageError(f"--save: a profile describes one device; choose one with --device ({keys})")
+    progress = Progress()
+
+    def status(message: str) -> None:  # a message starts on a line of its own, below the bar
+        progress.close()
+        say(message)
+
+    def load_error(plugin: str, message: str) -> None:
+        progress.close()
+        plugin_error(plugin, message)
+
+    try:
+        result = bench.run(ctx.session, plan, on_progress=progress, on_status=status, on_plugin_error=load_error)
+    finally:
+        progress.close()
+    assert result.data is not None  # nothing cancels a command-line run but Ctrl-C, which raises
+    if result.history_path is not None:
+        say(f"run kept in {result.history_path}")
+    if args.save:
+        replaced = profiles.save(result, args.save)
+        say(f"{'replaced' if replaced else 'wrote'} profile {args.save}")
+    print(json.dumps(result.data, indent=2, allow_nan=False) if args.json else render(result.data))
+    return 0
+
+
+def show_profile(path: str, as_json: bool) -> int:
+    from gpudash.actions.profiles import load
+    from gpudash.render.bench import render_profile
+
+    saved = load(path)
+    if as_json:
+        print(json.dumps(saved.to_json(), indent=2))
+    else:
+        print(render_profile(path, saved.profile.metadata, saved.bench_data()))
+    return 0
+
+
+def compare(path_a: str, path_b: str, as_json: bool) -> int:
+    from gpudash.actions.profiles import compare as compare_profiles
+    from gpudash.render.bench import render_comparison
+
+    found = compare_profiles(path_a, path_b)
+    if as_json:
+        print(json.dumps(found.to_json(), indent=2))
+    else:
+        meta_a, meta_b = found.a.profile.metadata, found.b.profile.metadata
+        print(render_comparison(path_a, meta_a, path_b, meta_b, found.rows))
+    return 0

@@ -1,29 +1,22 @@
-"""What every command needs: parsed args, the loaded config, and the machine (discovered once)."""
+"""What every command gets: its parsed arguments, and the session its actions share (config, machine)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TypeAlias
 
-from gpudash.config import load_config
-from gpudash.devices import Machine, discover
+from gpudash.actions.session import Session
+
+# What each command module's add_parser(subparsers, parents) receives.
+Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Parents: TypeAlias = "list[argparse.ArgumentParser]"
 
 
 class Context:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.config: dict[str, Any] = load_config(getattr(args, "config", None))
-        self._machine: Machine | None = None
-
-    @property
-    def replay(self) -> str | None:
-        return getattr(self.args, "replay", None)
-
-    @property
-    def plugin_dirs(self) -> list[str]:
-        return list(getattr(self.args, "plugins_dir", None) or []) + list(self.config["plugin_dirs"])
-
-    def machine(self, include_torch: bool = True) -> Machine:
-        if self._machine is None:
-            self._machine = discover(replay=self.replay, include_torch=include_torch)
-        return self._machine
+        self.session = Session.load(
+            getattr(args, "config", None),
+            replay=getattr(args, "replay", None),
+            plugin_dirs=getattr(args, "plugins_dir", None) or [],
+        )

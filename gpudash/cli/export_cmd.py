@@ -6,9 +6,13 @@ Headless: never imports Textual. Progress goes to stderr, so `-o -` output can b
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpudash.cli.context import Context, Parents, Subparsers
 
 
-def add_parser(subparsers, parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
         "export",
         parents=parents,
@@ -45,45 +49,34 @@ def add_parser(subparsers, parents) -> None:
     p.set_defaults(func=run)
 
 
-def run(ctx) -> int:
-    from gpudash.export import DEFAULT_OUTPUT, export_settings, write_export
+def run(ctx: Context) -> int:
+    from gpudash.actions.export import DEFAULT_OUTPUT, export_settings, write_export
+    from gpudash.cli.arguments import plugin_error, say, writable_file
+    from gpudash.render.export import render
 
     args = ctx.args
     output = args.output or DEFAULT_OUTPUT[args.format]
     if output != "-":
-        _check_output(output)
-    machine = ctx.machine()
-
-    def status(message: str) -> None:
-        print(f"gpudash: {message} ...", file=sys.stderr, flush=True)
-
+        writable_file(output, "-o")
     gathered = export_settings(
-        machine, ctx.config, device=args.device, bench=args.bench, plugin_dirs=ctx.plugin_dirs, status=status
+        ctx.session,
+        device=args.device,
+        bench=args.bench,
+        status=lambda message: say(f"{message} ..."),
+        on_plugin_error=plugin_error,
     )
-    message = write_export(gathered.settings, output, args.format)
+    if output == "-":
+        sys.stdout.write(render(gathered.settings, args.format))
+        sys.stdout.flush()
+        message = ""
+    else:
+        message = write_export(gathered.settings, output, args.format)
     head, settings = gathered.settings.header, gathered.settings
     took = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in gathered.timings.items())
     summary = (
-        f"{head['device']} ({head['device_key']}, {machine.label}): amp {settings.value('amp.dtype')}, "
+        f"{head['device']} ({head['device_key']}, {ctx.session.machine().label}): amp {settings.value('amp.dtype')}, "
         f"batch {settings.value('batch.size', 'n/a')} x {settings.value('batch.gradient_accumulation_steps', 1)}"
         + (f" [{took}]" if took else "")
     )
-    print(f"gpudash: {message}: {summary}" if message else f"gpudash: exported {summary}", file=sys.stderr)
+    say(f"{message}: {summary}" if message else f"exported {summary}")
     return 0
-
-
-def _check_output(output: str) -> None:
-    """Fail before minutes of measuring if the file could not be written anyway."""
-    import os
-    from pathlib import Path
-
-    from gpudash.errors import UsageError
-
-    target = Path(output)
-    folder = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise UsageError(f"-o {output}: is a directory, not a file")
-    if not folder.is_dir():
-        raise UsageError(f"-o {output}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"-o {output}: folder {folder} is not writable")

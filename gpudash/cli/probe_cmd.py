@@ -1,17 +1,20 @@
 """`gpudash probe`: run every precision on every device and check the numbers (or replay spec + torch).
 
 Per precision and device three answers (spec, torch, verified), the maximum relative error and the rate
-against fp32, drawn as a table by `probe_render`. Progress goes to stderr, so `--json` output can be piped.
-Live results are remembered for the TUI and gpudash.amp.
+against fp32, drawn as a table (gpudash.render.probe). Progress goes to stderr, so `--json` output can be
+piped. Live results are remembered for the TUI and gpudash.amp.
 """
 
 from __future__ import annotations
 
 import json
-import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpudash.cli.context import Context, Parents, Subparsers
 
 
-def add_parser(subparsers, parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
         "probe",
         parents=parents,
@@ -30,7 +33,9 @@ def add_parser(subparsers, parents) -> None:
     p.add_argument(
         "--precision", metavar="NAME", action="append", help="probe only this precision (repeatable; default: all)"
     )
-    p.add_argument("--json", action="store_true", help="print the probe JSON contract (design.md) instead of a table")
+    p.add_argument(
+        "--json", action="store_true", help="print the probe JSON contract (docs/ARCHITECTURE.md) instead of a table"
+    )
     p.add_argument(
         "--timeout",
         metavar="S",
@@ -42,59 +47,35 @@ def add_parser(subparsers, parents) -> None:
 
 
 def _progress(event: dict) -> None:
-    if event["event"] != "done" or event.get("reason") == "not run: cancelled":
-        return
-    reason = f": {event['reason']}" if event.get("reason") and event["verdict"] == "failed" else ""
-    print(
-        f"gpudash: [{event['done']}/{event['total']}] {event['device']} {event['precision']}: "
-        f"{event['verdict']} ({event['seconds']:.1f} s){reason}",
-        file=sys.stderr,
-        flush=True,
-    )
+    from gpudash.cli.arguments import say
+    from gpudash.render.probe import progress_line
+
+    line = progress_line(event)
+    if line is not None:
+        say(line)
 
 
-def run(ctx) -> int:
-    import threading
-
-    from gpudash.cli.arguments import positive_seconds
-    from gpudash.cli.probe_render import render
+def run(ctx: Context) -> int:
+    from gpudash.actions.probe import probe
+    from gpudash.cli.arguments import positive_seconds, say
     from gpudash.errors import UsageError
-    from gpudash.measure import probe
-    from gpudash.measure.interruptible import run_interruptibly
     from gpudash.precisions import PRECISIONS
+    from gpudash.render.probe import render
 
-    timeout = positive_seconds(ctx.args.timeout, "--timeout", ctx.config["probe"]["timeout_s"])
+    timeout = positive_seconds(ctx.args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"])
     unknown = [p for p in ctx.args.precision or () if p not in PRECISIONS]
     if unknown:
         raise UsageError(f"--precision {unknown[0]!r}: expected one of {', '.join(PRECISIONS)}")
-    machine = ctx.machine()
-    devices = [probe.find_device(machine, d) for d in ctx.args.device] if ctx.args.device else None
-    if not machine.replayed:
-        print(
-            f"gpudash: probing {len(devices or machine.devices)} device(s) in a child process "
-            f"(limit {timeout:g} s per precision)",
-            file=sys.stderr,
-            flush=True,
-        )
-    # Ctrl-C sets `cancel`, and the runner kills the child process before we exit.
-    cancel = threading.Event()
-    matrices = run_interruptibly(
-        lambda: probe.probe_machine(
-            machine,
-            devices=devices,
-            timeout_s=timeout,
-            cancel=cancel,
-            on_progress=_progress,
-            precisions=ctx.args.precision,
-        ),
-        cancel,
+    result = probe(
+        ctx.session,
+        devices=ctx.args.device,
+        precisions=ctx.args.precision,
+        timeout_s=timeout,
+        on_progress=_progress,
+        on_status=say,
     )
-    if not machine.replayed:
-        path = probe.remember(machine, matrices)
-        print(f"gpudash: remembered in {path}", file=sys.stderr)
-    data = probe.probe_json(machine, matrices)
-    if ctx.args.json:
-        print(json.dumps(data, indent=2, allow_nan=False))
-    else:
-        print(render(data))
+    if result.saved_to is not None:
+        say(f"remembered in {result.saved_to}")
+    data = result.to_json()
+    print(json.dumps(data, indent=2, allow_nan=False) if ctx.args.json else render(data))
     return 0

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpudash.cli.context import Context, Parents, Subparsers
 
 
-def add_parser(subparsers, parents) -> None:
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
         "snapshot",
         parents=parents,
@@ -22,29 +25,25 @@ def add_parser(subparsers, parents) -> None:
     p.set_defaults(func=run)
 
 
-def run(ctx) -> int:
+def run(ctx: Context) -> int:
+    from gpudash.actions import snapshot
+    from gpudash.cli.arguments import existing_folder, say
     from gpudash.errors import UsageError
-    from gpudash.fileio import atomic_write_text
-    from gpudash.record import record
 
-    seconds = ctx.args.seconds if ctx.args.seconds is not None else ctx.config["snapshot"]["seconds"]
-    interval = ctx.args.interval if ctx.args.interval is not None else ctx.config["snapshot"]["interval"]
+    config = ctx.session.config["snapshot"]
+    seconds = ctx.args.seconds if ctx.args.seconds is not None else config["seconds"]
+    interval = ctx.args.interval if ctx.args.interval is not None else config["interval"]
     if seconds < 0 or seconds > 3600:
         raise UsageError(f"--seconds: expected a value from 0 to 3600, got {seconds}")
     if interval <= 0:
         raise UsageError(f"--interval: expected a positive number, got {interval}")
     if ctx.args.output != "-":  # fail before spending seconds sampling
-        from pathlib import Path
-
-        folder = Path(ctx.args.output).parent
-        if not folder.is_dir():
-            raise UsageError(f"-o {ctx.args.output}: folder {folder} does not exist")
-    machine = ctx.machine()
-    text = json.dumps(record(machine, seconds, interval), indent=1) + "\n"
+        existing_folder(ctx.args.output, "-o")
+    taken = snapshot.take(ctx.session, seconds, interval)
     if ctx.args.output == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(snapshot.text(taken))
         return 0
-    replaced = atomic_write_text(ctx.args.output, text)
-    verb = "replaced" if replaced else "wrote"
-    print(f"gpudash: {verb} {ctx.args.output} ({len(machine.devices)} devices, {machine.label})", file=sys.stderr)
+    replaced = snapshot.write(taken, ctx.args.output)
+    machine = ctx.session.machine()
+    say(f"{'replaced' if replaced else 'wrote'} {ctx.args.output} ({len(machine.devices)} devices, {machine.label})")
     return 0

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
-def add_parser(subparsers, parents) -> None:
+if TYPE_CHECKING:
+    from gpudash.cli.context import Context, Parents, Subparsers
+
+
+def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
         "tui",
         parents=parents,
@@ -13,7 +18,7 @@ def add_parser(subparsers, parents) -> None:
     p.set_defaults(func=run)
 
 
-def run(ctx) -> int:
+def run(ctx: Context) -> int:
     from gpudash.tui.app import run_app
 
-    return run_app(ctx)
+    return run_app(ctx.session)

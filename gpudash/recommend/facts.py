@@ -1,6 +1,6 @@
 """The recommender's input: plain facts about one device and what was measured on it.
 
-Everything here is data. The export pipeline (gpudash/export.py) gathers it (discovery, probes, benchmarks,
+Everything here is data. The export action (gpudash/actions/export.py) gathers it (discovery, probes, benchmarks,
 checks, the model's memory); tests build it by hand. `recommend(facts)` reads nothing else.
 """
 

@@ -1,7 +1,7 @@
 """The gpudash Textual app: views in tabs, live polling off the UI thread, torch loaded in the background.
 
-Start-up order matters (design rule 3): the app is built from a machine discovered *without* torch, so
-the first frame appears at once; after it, a thread worker imports torch and merges its view, then
+Start-up order matters, because the first frame must never wait for torch: the app is built from a machine
+discovered *without* torch, so the first frame appears at once; after it, a thread worker imports torch and merges its view, then
 TorchViewReady refreshes the cards. Polling follows dolphie: one thread worker samples every device and
 posts SamplesReady; the next poll is armed only when the last one has finished, so polls never overlap.
 """
@@ -22,6 +22,7 @@ from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from gpudash import devices
+from gpudash.actions.session import Session
 from gpudash.config import defaults
 from gpudash.devices import Machine
 from gpudash.history import History, capacity_for
@@ -32,7 +33,7 @@ from gpudash.tui.views import ViewSpec
 
 
 def source_line(machine: Machine, torch_state: str) -> str:
-    """Where the figures come from, shown on every view (design rule 1)."""
+    """Where the figures come from (live here, or which recording), shown above every view."""
     if machine.replayed:
         return machine.label
     torch = {"loading": "torch loading…", "failed": "torch n/a"}.get(torch_state) or f"torch {machine.runtime.torch}"
@@ -52,16 +53,11 @@ class GpudashApp(App[int]):
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-normal")]  # below 120 columns cards drop the chart
 
-    def __init__(
-        self,
-        machine: Machine,
-        config: dict[str, Any] | None = None,
-        *,
-        add_torch_view: Callable[[Machine], None] | None = None,
-    ) -> None:
+    def __init__(self, session: Session, *, add_torch_view: Callable[[Machine], None] | None = None) -> None:
         super().__init__()
-        self.machine = machine
-        self.config = config or defaults()
+        self.session = session  # what the views' actions share: config, plugin directories, this machine
+        self.machine = session.machine(include_torch=False)
+        self.config = session.config
         ui = self.config["ui"]
         self.refresh_interval: float = ui["refresh_interval"]
         self.history_seconds: float = ui["history_seconds"]
@@ -70,7 +66,7 @@ class GpudashApp(App[int]):
         self.views: list[ViewSpec] = list(view_registry.VIEWS)
         self.samples_applied: Signal[dict[str, Sample]] = Signal(self, "samples_applied")
         self.machine_changed: Signal[Machine] = Signal(self, "machine_changed")
-        self.torch_state = "skipped" if machine.replayed else "loading"
+        self.torch_state = "skipped" if self.machine.replayed else "loading"
         self.paused = False
         self._add_torch_view = add_torch_view  # None: import torch, then devices.add_torch_view
         self._machine_lock = threading.Lock()  # the torch merge must not run in the middle of a poll
@@ -202,13 +198,13 @@ class GpudashApp(App[int]):
 
 def create_app(machine: Machine, config: dict[str, Any] | None = None, **kwargs: Any) -> GpudashApp:
     """The app for a machine; tests pass fakes (machine, add_torch_view) through here."""
-    return GpudashApp(machine, config, **kwargs)
+    return GpudashApp(Session(config or defaults(), machine=machine), **kwargs)
 
 
-def run_app(ctx) -> int:
-    machine = ctx.machine(include_torch=False)  # torch comes later, in the background
+def run_app(session: Session) -> int:
+    machine = session.machine(include_torch=False)  # torch comes later, in the background
     try:
-        app = create_app(machine, ctx.config)
+        app = GpudashApp(session)
         app.run()
     finally:
         machine.close()

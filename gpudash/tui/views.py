@@ -5,6 +5,7 @@ Adding a view takes one new module and one line here:
 1. Write `gpudash/tui/screens/<name>.py` with a widget (usually a container) whose constructor takes
    the app. It reads what it needs from the app:
 
+   - `self.app.session`  what the actions (gpudash.actions) take: config, plugin directories, the machine
    - `self.app.machine`  the Machine (devices, `label`, `replayed`, `runtime`, `notes`)
    - `self.app.config`   the loaded config dict (`config["ui"]["refresh_interval"]`, ...)
    - `self.app.history`  recent readings per device (gpudash.history.History)
@@ -13,7 +14,9 @@ Adding a view takes one new module and one line here:
    and, to stay live, subscribes in `on_mount` to the app's signals:
    `self.app.samples_applied.subscribe(self, callback)` (after every poll) and
    `self.app.machine_changed.subscribe(self, callback)` (after torch's view was merged in).
-   Never import torch at module level; do slow work in a thread worker.
+   Ask an action for data (e.g. `gpudash.actions.bench.run(self.app.session, plan, ...)`) and draw it,
+   with gpudash.render for text the CLI shows too; never import gpudash.cli. Never import torch at module
+   level; call actions that run anything from a thread worker.
 
 2. Add a line to VIEWS, e.g.
    `ViewSpec("bench", "Benchmarks", "b", "gpudash.tui.screens.benchmarks:BenchmarksView", "throughput per precision"),`

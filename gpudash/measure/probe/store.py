@@ -9,7 +9,7 @@ from gpudash.devices import Machine
 from gpudash.measure.probe.report import PROBE_VERSION
 from gpudash.measure.schema import PrecisionCapabilityMatrix
 
-STORE_KIND = "probe"
+PROBE_KIND = "probe"
 
 
 def remember(machine: Machine, matrices: dict[str, PrecisionCapabilityMatrix]) -> Any:
@@ -20,13 +20,13 @@ def remember(machine: Machine, matrices: dict[str, PrecisionCapabilityMatrix]) -
     merged = dict(previous[1]) if previous else {}
     merged.update({k: m for k, m in matrices.items() if m.provenance == "measured"})
     return store.save(
-        STORE_KIND, machine, {"version": PROBE_VERSION, "matrices": {k: m.to_dict() for k, m in merged.items()}}
+        PROBE_KIND, machine, {"version": PROBE_VERSION, "matrices": {k: m.to_dict() for k, m in merged.items()}}
     )
 
 
 def remembered(machine: Machine) -> tuple[str, dict[str, PrecisionCapabilityMatrix]] | None:
     """(saved_at, {device key: matrix}) of the last saved probe of this machine, or None."""
-    record = store.load(STORE_KIND, machine)
+    record = store.load(PROBE_KIND, machine)
     if record is None:
         return None
     saved_at, data = record

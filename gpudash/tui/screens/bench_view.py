@@ -1,16 +1,16 @@
-"""The Benchmarks view: GFLOPS per precision, GFLOPS over matrix size, a table, and earlier runs.
+"""The Benchmarks view: GFLOPS per precision, GFLOPS over matrix size, tables, and earlier runs.
 
-On show it draws the newest saved run at once (the same history `gpudash bench` keeps), or on a replayed
-machine the spec peaks, never measured. "Run quick" (R) and "Run full" (F) call
-`gpudash.measure.bench.bench_machine` from a thread worker, with a progress bar, and Cancel (escape) stops
-the child process; a finished run is kept in the history like the CLI's. Selecting an earlier run in the
-bottom table adds a "vs earlier" column, so a driver or library change can be judged before and after.
+On show it draws the newest kept run at once (the bench history `gpudash bench` keeps too), or on a replayed
+machine the spec peaks, never measured. "Run quick" (R) and "Run full" (F) call the bench action
+(gpudash.actions.bench) from a thread worker, as `gpudash bench` does: the built-in sweep with a progress bar,
+then the plugins' benchmarks (drawn in their own table), and the action keeps the run in the history. Cancel
+(escape) stops the child process. Selecting an earlier run in the bottom table adds a "vs earlier" column, so
+a driver or library change can be judged before and after.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -20,46 +20,17 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, ProgressBar, Select, Static
 from textual_plotext import PlotextPlot
 
-from gpudash.cli.bench_render import HEADER, bandwidth_line, precision_rows
+from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, plugin_rows, precision_rows
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
 
-# bencher(machine, mode, case_budget_s, timeout_s, cancel, on_progress) -> {device key: BenchReport}
-Bencher = Callable[[Any, str, float, float, threading.Event, Callable[[dict], None]], dict]
+BenchDoc = dict[str, Any]  # a bench JSON document
 SUMMARY = ("fp32", "bf16", "fp16", "int8")  # the columns of the earlier-runs table
 
 
-def run_bench(
-    machine,
-    mode: str,
-    case_budget_s: float,
-    timeout_s: float,
-    cancel: threading.Event,
-    on_progress: Callable[[dict], None],
-) -> dict:
-    from gpudash.measure.bench import bench_machine
-
-    return bench_machine(
-        machine, mode=mode, case_budget_s=case_budget_s, timeout_s=timeout_s, cancel=cancel, on_progress=on_progress
-    )
-
-
-def saved_runs(machine) -> list[tuple[str, dict]]:
-    """(saved_at, bench JSON) of the runs kept in the history store, newest first."""
-    from gpudash import store
-
-    found = store.load("bench-history", machine)
-    runs = found[1] if found and isinstance(found[1], list) else []
-    return [
-        (r.get("saved_at", "?"), r["data"])
-        for r in reversed(runs)
-        if isinstance(r, dict) and isinstance(r.get("data"), dict)
-    ]
-
-
-def _device_entry(data: dict, key: str) -> dict | None:
-    return next((d for d in data.get("devices") or [] if d.get("key") == key), None)
+def _device_entry(data: BenchDoc, key: str | None) -> dict[str, Any] | None:
+    return next((d for d in data.get("devices") or [] if key is not None and d.get("key") == key), None)
 
 
 def _effective_size(shape: list[int]) -> float:
@@ -70,7 +41,7 @@ def _effective_size(shape: list[int]) -> float:
 class GflopsBars(PlotextPlot):
     """Best GFLOPS per precision, one bar each."""
 
-    def show(self, dev: dict | None) -> None:
+    def show(self, dev: dict[str, Any] | None) -> None:
         plt = self.plt
         plt.clear_data()
         best = (dev or {}).get("peak_gflops_by_precision") or {}
@@ -89,7 +60,7 @@ class GflopsBars(PlotextPlot):
 class SizeLines(PlotextPlot):
     """GFLOPS over matrix size (the cube root of M·N·K), one line per precision."""
 
-    def show(self, dev: dict | None) -> None:
+    def show(self, dev: dict[str, Any] | None) -> None:
         plt = self.plt
         plt.clear_data()
         series: dict[str, list[tuple[float, float]]] = {}
@@ -111,14 +82,13 @@ class BenchView(Vertical):
 
     app: GpudashApp
 
-    def __init__(self, app: GpudashApp, bencher: Bencher | None = None) -> None:
+    def __init__(self, app: GpudashApp) -> None:
         super().__init__(id="bench")
-        self.bencher = bencher
-        self.current: dict | None = None  # the bench JSON document shown
+        self.current: BenchDoc | None = None  # the bench JSON document shown
         self.current_label = ""
         self.device_key: str | None = None
-        self.runs: list[tuple[str, dict]] = []  # earlier runs, newest first
-        self.baseline: tuple[str, dict] | None = None
+        self.runs: list[tuple[str, BenchDoc]] = []  # earlier runs, newest first
+        self.baseline: tuple[str, BenchDoc] | None = None
         self.running = False
         self._cancel = threading.Event()
 
@@ -138,6 +108,9 @@ class BenchView(Vertical):
             yield GflopsBars(id="bench-bars")
             yield SizeLines(id="bench-lines")
         yield DataTable(id="bench-table", cursor_type="row", zebra_stripes=True)
+        plugins: DataTable[str] = DataTable(id="bench-plugins", cursor_type="row", zebra_stripes=True)
+        plugins.display = False  # shown when the run has plugin benchmarks that measured
+        yield plugins
         with Horizontal(id="bench-bottom"):
             yield DataTable(id="bench-history", cursor_type="row")
             yield Static("", id="bench-notes", markup=False)
@@ -154,14 +127,14 @@ class BenchView(Vertical):
     # What is known without running anything ----------------------------------------------------
 
     def show_known(self) -> None:
-        machine = self.app.machine
-        if machine.replayed:  # nothing runs: bench_machine only labels the spec peaks
-            from gpudash.measure.bench import bench_json, bench_machine
+        from gpudash.actions.bench import known
 
-            self.show(bench_json(machine, bench_machine(machine), "quick"), "replayed: not run, spec peaks shown")
+        found = known(self.app.session)
+        if found.spec is not None:  # a replayed machine: nothing ran, the spec peaks are labelled
+            self.show(found.spec, "replayed: not run, spec peaks shown")
             self._status("replayed: never measured; peaks from the tables, with their provenance")
             return
-        self.runs = saved_runs(machine)
+        self.runs = found.runs
         if self.runs:
             saved_at, data = self.runs[0]
             self.show(data, f"run of {saved_at}")
@@ -172,24 +145,39 @@ class BenchView(Vertical):
 
     # Drawing -----------------------------------------------------------------------------------
 
-    def show(self, data: dict | None, label: str) -> None:
+    def show(self, data: BenchDoc | None, label: str) -> None:
         self.current, self.current_label = data, label
         dev = _device_entry(data, self.device_key) if data and self.device_key else None
         self.query_one(GflopsBars).show(dev)
         self.query_one(SizeLines).show(dev)
         self._fill_table(dev)
+        not_measured = self._fill_plugins(dev)
         self._fill_history()
         notes = []
         if dev is not None:
             notes.append(bandwidth_line(dev))
             notes += precision_rows(dev)[1] + [f"note: {n}" for n in dev.get("notes") or []]
+            notes += [f"plugin benchmark {line}" for line in not_measured]
         self.query_one("#bench-notes", Static).update("\n".join(notes) or "select an earlier run (enter) to compare")
 
-    def _fill_table(self, dev: dict | None) -> None:
+    def _fill_plugins(self, dev: dict[str, Any] | None) -> list[str]:
+        """The plugin benchmarks that measured, in their table; returns a line for each that did not."""
+        rows, not_measured = plugin_rows(dev) if dev is not None else ([], [])
+        table = self.query_one("#bench-plugins", DataTable)
+        table.clear(columns=True)
+        table.display = bool(rows)
+        for name in PLUGIN_HEADER:
+            table.add_column(name, key=name)
+        for i, row in enumerate(rows):
+            table.add_row(*row, key=str(i))
+        return not_measured
+
+    def _fill_table(self, dev: dict[str, Any] | None) -> None:
         table = self.query_one("#bench-table", DataTable)
         table.clear(columns=True)
-        compare = _device_entry(self.baseline[1], self.device_key) if self.baseline else None
-        extra = [f"vs {self.baseline[0]}"] if compare is not None else []
+        baseline = self.baseline
+        compare = _device_entry(baseline[1], self.device_key) if baseline else None
+        extra = [f"vs {baseline[0]}"] if baseline and compare is not None else []
         for name in HEADER + extra:
             table.add_column(name, key=name)
         if dev is None:
@@ -272,32 +260,28 @@ class BenchView(Vertical):
 
     @work(thread=True, exclusive=True, group="bench", exit_on_error=False, description="benchmark every precision")
     def bench_worker(self, mode: str, cancel: threading.Event) -> None:
-        from gpudash import store
-        from gpudash.measure.bench import bench_json
+        from gpudash.actions import bench
 
-        machine = self.app.machine
-        settings = self.app.config.get("bench", {})
-        bencher = self.bencher or run_bench
+        session = self.app.session
         try:
-            reports = bencher(
-                machine,
-                mode,
-                settings.get("case_budget_s", 2.0),
-                settings.get("timeout_s", 600.0),
-                cancel,
-                lambda event: self.app.from_worker(self._progress, event),
+            found = bench.run(
+                session,
+                bench.plan(session, mode=mode),
+                cancel=cancel,
+                on_progress=lambda event: self.app.from_worker(self._progress, event),
+                on_status=lambda message: self.app.from_worker(self._status, f"{message}…"),
             )
-            if cancel.is_set():
-                self.app.from_worker(self._finished, None, "cancelled: nothing saved")
-                return
-            data = bench_json(machine, reports, mode)
-            store.append_history("bench", machine, data)
         except Exception as exc:  # shown, never fatal to the dashboard
             self.app.from_worker(self._finished, None, f"benchmark failed: {exc}")
             return
-        self.app.from_worker(self._finished, data, f"measured just now ({mode} sweep) · saved with the earlier runs")
+        if found.data is None:
+            self.app.from_worker(self._finished, None, "cancelled: nothing saved")
+            return
+        self.app.from_worker(
+            self._finished, found.data, f"measured just now ({mode} sweep) · saved with the earlier runs"
+        )
 
-    def _progress(self, event: dict) -> None:
+    def _progress(self, event: dict[str, Any]) -> None:
         self.query_one(ProgressBar).update(total=event["total"], progress=event["done"])
         shape = event.get("shape")
         what = " ".join(str(x) for x in (event.get("device"), event.get("precision") or event.get("kind")) if x)
@@ -306,14 +290,15 @@ class BenchView(Vertical):
             f"({event['done']}/{event['total']} cases) · escape cancels"
         )
 
-    def _finished(self, data: dict | None, status: str) -> None:
+    def _finished(self, data: BenchDoc | None, status: str) -> None:
+        from gpudash.actions.bench import known
+
         self.running = False
         self.query_one(ProgressBar).display = False
         self._buttons(running=False)
         self._status(status)
         if data is None:
-            severity = "information" if status.startswith("cancelled") else "error"
-            self.app.notify(status, severity=severity)
+            self.app.notify(status, severity="information" if status.startswith("cancelled") else "error")
             return
-        self.runs = saved_runs(self.app.machine)
+        self.runs = known(self.app.session).runs
         self.show(data, "just measured")

@@ -1,6 +1,6 @@
 """The Checks view: every plugin check on every device, with the highlighted result's fix and env vars.
 
-The checks run the way `gpudash check` runs them (gpudash.plugin_manager.run_checks: each in a child process
+The checks run through the same action as `gpudash check` (gpudash.actions.check: each in a child process
 with a time limit), from a thread worker; results appear as they arrive. On a replayed machine, checks that
 need the device are skipped and table-based ones still run. Plugin load errors are not printed (that would
 tear the screen); they are counted here and shown in the Plugins view.
@@ -9,9 +9,8 @@ tear the screen); they are counted here and shown in the Plugins view.
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -20,31 +19,25 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
+from gpudash.render.check import describe, tally
+
 if TYPE_CHECKING:
+    from gpudash.actions.check import CheckRun
+    from gpudash.actions.session import Session
     from gpudash.plugins_api import CheckResult
     from gpudash.tui.app import GpudashApp
 
 STATUS_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "error": "bold magenta", "skip": "dim"}
 
-# runner(machine, plugin_dirs, cancel, on_result) -> (results, plugin errors {name: [errors]})
-Runner = Callable[[Any, list, threading.Event, Callable[["CheckResult"], None]], tuple[list, dict]]
+# runner(session, cancel, on_result) -> CheckRun; the default is the check action
+Runner = Callable[["Session", threading.Event, Callable[["CheckResult"], None]], "CheckRun"]
 
 
-def run_plugin_checks(machine, plugin_dirs, cancel, on_result):
-    from gpudash.plugin_manager import make_plugin_manager, run_checks
+def run_plugin_checks(session: Session, cancel: threading.Event, on_result: Callable[[CheckResult], None]) -> CheckRun:
+    from gpudash.actions.check import run
 
-    pm = make_plugin_manager(plugin_dirs, on_error=None)
-    results = run_checks(machine, pm, cancel=cancel, on_result=on_result)
-    return results, {r.name: r.errors for r in pm.records.values() if r.errors}
-
-
-def describe(result: CheckResult) -> str:
-    lines = [f"{result.plugin}/{result.check} on {result.device}: {result.status}", result.summary]
-    if result.remediation:
-        lines.append(f"fix: {result.remediation}")
-    if result.env:
-        lines.append("env: " + " ".join(f"{k}={v}" for k, v in result.env.items()))
-    return "\n".join(lines)
+    # Load errors stay in the records (stderr would tear the screen); the app merges torch's view itself.
+    return run(session, cancel=cancel, on_result=on_result, on_plugin_error=None, add_torch=False)
 
 
 class ChecksView(Vertical):
@@ -56,7 +49,7 @@ class ChecksView(Vertical):
         super().__init__(id="checks")
         self.runner = runner or run_plugin_checks
         self.results: list[CheckResult] = []
-        self.plugin_errors: dict[str, list[str]] = {}
+        self.plugin_errors: list[dict[str, object]] = []  # [{"plugin", "errors"}]
         self.running = False
         self._cancel = threading.Event()
 
@@ -88,15 +81,12 @@ class ChecksView(Vertical):
 
     @work(thread=True, exclusive=True, group="checks", exit_on_error=False, description="run plugin checks")
     def _run(self) -> None:
-        plugin_dirs = list(self.app.config.get("plugin_dirs") or [])
         try:
-            _, errors = self.runner(
-                self.app.machine, plugin_dirs, self._cancel, lambda r: self.app.from_worker(self.add_result, r)
-            )
+            found = self.runner(self.app.session, self._cancel, lambda r: self.app.from_worker(self.add_result, r))
         except Exception as exc:  # shown, never fatal to the dashboard
-            self.app.from_worker(self._finished, {}, f"checks failed: {exc}")
+            self.app.from_worker(self._finished, [], f"checks failed: {exc}")
             return
-        self.app.from_worker(self._finished, errors, None)
+        self.app.from_worker(self._finished, found.plugin_errors, None)
 
     def add_result(self, result: CheckResult) -> None:
         self.results.append(result)
@@ -108,16 +98,16 @@ class ChecksView(Vertical):
         if len(self.results) == 1:
             self._show_detail(0)
 
-    def _finished(self, errors: dict[str, list[str]], failure: str | None) -> None:
+    def _finished(self, errors: list[dict[str, object]], failure: str | None) -> None:
         self.running = False
         self.plugin_errors = errors
         if failure:
             self._status(failure)
             return
-        counts = Counter(r.status for r in self.results)
-        tally = ", ".join(f"{counts[s]} {s}" for s in ("pass", "warn", "fail", "error", "skip") if counts[s])
         broken = f" · {len(errors)} plugin(s) with load errors (see Plugins)" if errors else ""
-        self._status(f"{self.app.machine.label} · {tally or 'no checks registered'}{broken} · R runs again")
+        self._status(
+            f"{self.app.machine.label} · {tally(self.results) or 'no checks registered'}{broken} · R runs again"
+        )
 
     # Showing -------------------------------------------------------------------------------------
 

@@ -56,7 +56,7 @@ class DashboardView(VerticalScroll):
             source = "replayed" if machine.replayed else "live · " + "+".join(device.sources)
             card.describe(device, machine.runtime, self.app.torch_state, source)
 
-    async def machine_changed(self, _machine=None) -> None:
+    async def machine_changed(self, _machine: object = None) -> None:
         """torch's view may add devices (a GPU without NVML/amdsmi): rebuild the cards if the set changed."""
         devices = list(self.app.machine.devices)
         if [d.key for d in devices] != [c.device.key for c in self.query(DeviceCard)]:

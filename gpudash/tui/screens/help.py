@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from gpudash.tui.widgets.precision_badges import BadgeLegend
 
+if TYPE_CHECKING:
+    from gpudash.tui.views import ViewSpec
 
-def binding_rows(bindings: list[Binding], views) -> list[tuple[str, str]]:
+
+def binding_rows(bindings: Iterable[BindingType], views: Iterable[ViewSpec]) -> list[tuple[str, str]]:
     """(key, what it does) for the app's bindings, then one row per registered view."""
     rows = [
         (b.key_display or b.key, b.tooltip or b.description)
         for b in bindings
-        if b.show and not b.action.startswith("show_view")
+        if isinstance(b, Binding) and b.show and not b.action.startswith("show_view")
     ]
     rows += [(v.key, f"{v.title}: {v.description}" if v.description else v.title) for v in views]
     rows.append(("esc", "close this help"))

@@ -1,4 +1,5 @@
-"""The Plugins view: every plugin found, loaded or failed, and why (the same listing as `gpudash plugins`).
+"""The Plugins view: every plugin found, loaded or failed, and why (the listing of `gpudash plugins`, from the
+same action: gpudash.actions.plugins).
 
 Loading imports the plugin modules (never torch: plugins import it inside `run`), so it happens in a thread
 worker. Load errors are collected here instead of printed, which would tear the screen.
@@ -16,17 +17,20 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
+from gpudash.render.plugins import explain, origin_text, provides_text
+
 if TYPE_CHECKING:
+    from gpudash.actions.session import Session
     from gpudash.plugin_manager import PluginRecord
     from gpudash.tui.app import GpudashApp
 
-Loader = Callable[[list], list["PluginRecord"]]
+Loader = Callable[["Session"], list["PluginRecord"]]
 
 
-def load_plugin_records(plugin_dirs: list) -> list[PluginRecord]:
-    from gpudash.plugin_manager import list_plugins, make_plugin_manager
+def load_plugin_records(session: Session) -> list[PluginRecord]:
+    from gpudash.actions.plugins import list_plugins
 
-    return list_plugins(make_plugin_manager(plugin_dirs, on_error=None))
+    return list_plugins(session, on_error=None).records  # errors stay in the records: stderr would tear the screen
 
 
 def status_of(record: PluginRecord) -> Text:
@@ -35,20 +39,6 @@ def status_of(record: PluginRecord) -> Text:
     if record.errors:
         return Text("loaded, with errors", style="bold yellow")
     return Text("loaded", style="green")
-
-
-def explain(record: PluginRecord) -> str:
-    from gpudash.cli.plugins_cmd import origin_text, provides_text
-
-    lines = [f"{record.name} {record.version or ''}".rstrip() + f" · {origin_text(record)}"]
-    if record.target:
-        lines.append(f"module: {record.target}")
-    lines.append(f"hooks: {', '.join(record.hooks) or 'none'} · provides: {provides_text(record.provides)}")
-    for kind in ("checks", "benchmarks", "kernels"):
-        if record.provides.get(kind):
-            lines.append(f"{kind}: {', '.join(record.provides[kind])}")
-    lines.extend(f"why: {error}" for error in record.errors)
-    return "\n".join(lines)
 
 
 class PluginsView(Vertical):
@@ -71,20 +61,18 @@ class PluginsView(Vertical):
         self.action_reload()
 
     def action_reload(self) -> None:
-        self._load(list(self.app.config.get("plugin_dirs") or []))
+        self._load()
 
     @work(thread=True, exclusive=True, group="plugins", exit_on_error=False, description="load plugins")
-    def _load(self, plugin_dirs: list) -> None:
+    def _load(self) -> None:
         try:
-            records = self.loader(plugin_dirs)
+            records = self.loader(self.app.session)
         except Exception as exc:  # a bad plugin_dirs entry, for one: shown, never fatal
             self.app.from_worker(self._status, f"could not list plugins: {exc}")
             return
         self.app.from_worker(self.show, records)
 
     def show(self, records: list[PluginRecord]) -> None:
-        from gpudash.cli.plugins_cmd import origin_text, provides_text
-
         self.records = list(records)
         table = self.query_one(DataTable)
         table.clear()

@@ -3,14 +3,14 @@
 Each cell shows spec · torch · verified (✓ / ⚠ / ✗ / –) and the maximum relative error; the highlighted cell's
 details (basis of torch's answer, errors, rate against fp32, the failure reason or note) appear below. On show
 it draws what is known at once: remembered probe results marked with their time, else the spec tables and
-torch's recorded answers. "Re-run probe" (R) runs `gpudash.measure.probe.probe_machine` in a thread worker,
-with progress, and remembers the result like `gpudash probe`. A replayed machine is never probed.
+torch's recorded answers. "Re-run probe" (R) calls the probe action (gpudash.actions.probe) in a thread
+worker, with progress; the action remembers the result, as it does for `gpudash probe`. A replayed machine
+is never probed.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -20,25 +20,15 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
-from gpudash.cli.probe_render import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
+from gpudash.render.probe import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
 
 if TYPE_CHECKING:
-    from gpudash.measure.schema import PrecisionCapabilityMatrix
     from gpudash.tui.app import GpudashApp
 
 VERDICT_STYLE = {"verified": "bold green", "slow_reference": "bold yellow", "failed": "bold red", "not_run": "dim"}
 
-# prober(machine, timeout_s, cancel, on_progress) -> {device key: PrecisionCapabilityMatrix}
-Prober = Callable[[Any, float, threading.Event, Callable[[dict], None]], dict]
 
-
-def run_probe(machine, timeout_s: float, cancel: threading.Event, on_progress: Callable[[dict], None]) -> dict:
-    from gpudash.measure.probe import probe_machine
-
-    return probe_machine(machine, timeout_s=timeout_s, cancel=cancel, on_progress=on_progress)
-
-
-def cell(entry: dict) -> Text:
+def cell(entry: dict[str, Any]) -> Text:
     """'✓ ✓ ✓ 8.5e-04' with the verdict coloured."""
     text = Text(f"{GLYPH_SPEC.get(entry['support'], '?')} {GLYPH_BOOL.get(entry['torch'], '?')} ")
     text.append(GLYPH_VERDICT.get(entry["verdict"], "?"), style=VERDICT_STYLE.get(entry["verdict"], ""))
@@ -47,7 +37,7 @@ def cell(entry: dict) -> Text:
     return text
 
 
-def describe(key: str, name: str, entry: dict, measured_at: str | None) -> str:
+def describe(key: str, name: str, entry: dict[str, Any], measured_at: str | None) -> str:
     torch_txt = {True: "claims it", False: "does not claim it", None: "no answer"}[entry["torch"]]
     basis = f" ({entry['torch_basis']})" if entry.get("torch_basis") else ""
     lines = [
@@ -76,11 +66,10 @@ class PrecisionView(Vertical):
 
     app: GpudashApp
 
-    def __init__(self, app: GpudashApp, prober: Prober | None = None) -> None:
+    def __init__(self, app: GpudashApp) -> None:
         super().__init__(id="precision")
-        self.prober = prober or run_probe
-        self.matrices: dict[str, PrecisionCapabilityMatrix] = {}
-        self.entries: dict[tuple[str, str], dict] = {}  # (device key, precision) -> probe JSON entry
+        self.measured_at: dict[str, str | None] = {}  # device key -> when its results were measured
+        self.entries: dict[tuple[str, str], dict[str, Any]] = {}  # (device key, precision) -> probe JSON entry
         self.columns: list[str] = []
         self.rows: list[str] = []
         self.running = False
@@ -105,39 +94,31 @@ class PrecisionView(Vertical):
 
     def show_known(self) -> None:
         """Remembered results (live) or spec + recorded torch answers (replayed, or nothing remembered)."""
-        from gpudash.measure import probe
+        from gpudash.actions.probe import known
 
-        machine = self.app.machine
-        if machine.replayed:
-            self.show(
-                {d.key: probe.unmeasured_matrix(d, probe.REPLAYED_REASON, "replayed") for d in machine.devices},
-                f"{machine.label}: spec and torch only, never probed",
-            )
-            return
-        saved = probe.remembered(machine)
-        known = saved[1] if saved else {}
-        matrices = {
-            d.key: known.get(d.key) or probe.unmeasured_matrix(d, "not run: not probed yet", "spec")
-            for d in machine.devices
-        }
-        if saved:
-            self.show(matrices, f"remembered probe from {saved[0]} · press R to re-run")
+        found = known(self.app.session)
+        if found.machine.replayed:
+            self.show(found.to_json(), f"{found.machine.label}: spec and torch only, never probed")
+        elif found.saved_at:
+            self.show(found.to_json(), f"remembered probe from {found.saved_at} · press R to re-run")
         else:
-            self.show(matrices, "not probed yet: spec tables, and torch where it reported · press R to run the probe")
+            self.show(
+                found.to_json(), "not probed yet: spec tables, and torch where it reported · press R to run the probe"
+            )
 
-    def _machine_changed(self, _machine=None) -> None:
+    def _machine_changed(self, _machine: object = None) -> None:
         if not self.running:  # torch's view may add devices or the torch answers
             self.show_known()
 
     # Drawing ----------------------------------------------------------------------------------
 
-    def show(self, matrices: dict[str, PrecisionCapabilityMatrix], status: str) -> None:
-        from gpudash.measure.probe import precision_json
-
-        self.matrices = matrices
-        self.columns = list(matrices)
-        self.entries = {(key, p): precision_json(r) for key, m in matrices.items() for p, r in m.results.items()}
-        self.rows = list(dict.fromkeys(p for m in matrices.values() for p in m.results))
+    def show(self, doc: dict[str, Any], status: str) -> None:
+        """Draw a probe JSON document: one column per device, one row per precision."""
+        devices = doc["devices"]
+        self.measured_at = {dev["key"]: dev["measured_at"] for dev in devices}
+        self.columns = [dev["key"] for dev in devices]
+        self.entries = {(dev["key"], p): entry for dev in devices for p, entry in dev["precisions"].items()}
+        self.rows = list(dict.fromkeys(p for dev in devices for p in dev["precisions"]))
         table = self.query_one(DataTable)
         table.clear(columns=True)
         table.add_column("precision", key="precision")
@@ -162,7 +143,7 @@ class PrecisionView(Vertical):
         key, name = self.columns[column - 1], self.rows[row]
         entry = self.entries.get((key, name))
         if entry is not None:
-            self.query_one("#prec-detail", Static).update(describe(key, name, entry, self.matrices[key].measured_at))
+            self.query_one("#prec-detail", Static).update(describe(key, name, entry, self.measured_at[key]))
 
     def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
         self._show_detail(event.coordinate.row, event.coordinate.column)
@@ -193,36 +174,30 @@ class PrecisionView(Vertical):
 
     @work(thread=True, exclusive=True, group="probe", exit_on_error=False, description="probe every precision")
     def probe_worker(self, cancel: threading.Event) -> None:
-        from gpudash.measure import probe
+        from gpudash.actions.probe import probe
 
-        def progress(event: dict) -> None:
+        def progress(event: dict[str, Any]) -> None:
             self.app.from_worker(self._progress, event)
 
-        timeout = self.app.config.get("probe", {}).get("timeout_s", 120.0)
         try:
-            matrices = self.prober(self.app.machine, timeout, cancel, progress)
-            if cancel.is_set():
-                return
-            probe.remember(self.app.machine, matrices)
-            saved = probe.remembered(self.app.machine)
+            run = probe(self.app.session, cancel=cancel, on_progress=progress)
         except Exception as exc:  # shown, never fatal to the dashboard
             self.app.from_worker(self._finished, None, f"probe failed: {exc}")
             return
-        merged = dict(saved[1]) if saved else {}
-        merged.update(matrices)
-        when = saved[0] if saved else "just now"
-        self.app.from_worker(self._finished, merged, f"probed {when} · press R to re-run")
+        if cancel.is_set():
+            return
+        when = run.remembered[0] if run.remembered else "just now"
+        self.app.from_worker(self._finished, run.known_json(), f"probed {when} · press R to re-run")
 
-    def _progress(self, event: dict) -> None:
+    def _progress(self, event: dict[str, Any]) -> None:
         what = event.get("check") if event["event"] == "check" else event.get("verdict")
         self._status(f"probing {event['device']} {event['precision']}: {what} ({event['done']}/{event['total']} done)…")
 
-    def _finished(self, matrices: dict | None, status: str) -> None:
+    def _finished(self, doc: dict[str, Any] | None, status: str) -> None:
         self.running = False
         self.query_one("#prec-run", Button).disabled = False
-        if matrices is None:
+        if doc is None:
             self._status(status)
             self.app.notify(status, severity="error")
             return
-        by_key = {d.key: d for d in self.app.machine.devices}
-        self.show({k: m for k, m in matrices.items() if k in by_key}, status)
+        self.show(doc, status)

@@ -1,7 +1,7 @@
 """The Recommendations view: the exported settings with their reasons, a TOML preview, and the export action.
 
-It calls the same functions as `gpudash export` (gpudash.export.export_settings, write_export), so the file
-it writes is the CLI's file. On first show it recommends from spec facts only (`--bench none`: instant, runs
+It calls the same action as `gpudash export` (gpudash.actions.export: export_settings, write_export), so the
+file it writes is the CLI's file, and previews the same text (gpudash.render.export). On first show it recommends from spec facts only (`--bench none`: instant, runs
 nothing); "Measure" re-runs with probes, the quick benchmark, checks and the memory trace in a thread worker
 (each in gpudash's child-process runner), the same as a default `gpudash export`.
 """
@@ -17,11 +17,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Static
 
 if TYPE_CHECKING:
-    from gpudash.export import Gathered
+    from gpudash.actions.export import Gathered
     from gpudash.tui.app import GpudashApp
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "n/a" if value is None else str(value)
@@ -63,19 +63,14 @@ class RecommendView(Vertical):
 
     @work(thread=True, exclusive=True, group="recommend", exit_on_error=False, description="recommend settings")
     def recompute(self, bench: str) -> None:
-        from gpudash.export import export_settings
+        from gpudash.actions.export import export_settings
 
         def status(message: str) -> None:
             self.app.from_worker(self._status, f"{message}…")
 
         try:
-            gathered = export_settings(
-                self.app.machine,
-                self.app.config,
-                bench=bench,
-                plugin_dirs=self.app.config.get("plugin_dirs") or (),
-                status=status,
-            )
+            # Plugin load errors stay in the records: stderr would tear the screen.
+            gathered = export_settings(self.app.session, bench=bench, status=status, on_plugin_error=None)
         except Exception as exc:  # shown, never fatal to the dashboard
             self.app.from_worker(self._status, f"recommendation failed: {exc}")
             return
@@ -85,7 +80,7 @@ class RecommendView(Vertical):
         self.query_one("#rec-status", Static).update(text)
 
     def show(self, gathered: Gathered, bench: str) -> None:
-        from gpudash.export import render
+        from gpudash.render.export import render
 
         self.gathered, self.bench = gathered, bench
         settings = gathered.settings
@@ -132,8 +127,8 @@ class RecommendView(Vertical):
         self.recompute("quick")
 
     def action_export(self) -> None:
+        from gpudash.actions.export import write_export
         from gpudash.errors import GpudashError
-        from gpudash.export import write_export
 
         if self.gathered is None:
             self.app.notify("still recommending; try again in a moment", severity="warning")

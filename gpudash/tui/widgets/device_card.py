@@ -1,7 +1,7 @@
 """One card per device: what it is, how busy it is, which precisions it has, and recent history.
 
 Missing readings show "n/a"; the reason is spelled out in a dim line at the bottom of the card (so it
-can be found without a mouse) and is the tooltip of the gauge or readings it belongs to (design rule 5).
+can be found without a mouse) and is the tooltip of the gauge or readings it belongs to.
 
 The card is redrawn every second for every visible device, so it keeps few widgets and only updates
 the ones whose text changed: each widget repaint costs real CPU at idle.
@@ -14,10 +14,10 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from gpudash import formatting as fmt
 from gpudash.info import precision_support
 from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.render import formatting as fmt
 from gpudash.tui.widgets.gauge import Gauge
 from gpudash.tui.widgets.history_chart import LINES, HistoryChart
 from gpudash.tui.widgets.precision_badges import PrecisionBadges
@@ -103,10 +103,10 @@ class DeviceCard(Vertical):
                 yield Static(classes="versions")
                 yield Gauge("mem", colour=MEMORY_COLOUR, warn_at=0.9, error_at=0.97, id="memory")
                 yield Gauge("util", colour=UTIL_COLOUR, id="util")
-                yield Static(classes="readings")
-                yield Static(classes="processes")
+                yield Line(classes="readings")
+                yield Line(classes="processes")
                 yield PrecisionBadges()
-                yield Static(classes="na-reasons")
+                yield Line(classes="na-reasons")
             yield self.chart
 
     def on_mount(self) -> None:
@@ -138,7 +138,7 @@ class DeviceCard(Vertical):
         if util is None:
             missing["util"] = missing_reason("utilization_pct", sample, dev)
         self.query_one("#util", Gauge).show(None if util is None else util / 100, fmt.pct(util), missing.get("util"))
-        cells = []
+        cells: list[Content] = []
         for name, label in READINGS:
             if name == "memory_clock_mhz" and dev.vendor == "cpu":
                 continue
@@ -148,23 +148,29 @@ class DeviceCard(Vertical):
             cells.append(cell.pad_right(max(1, READING_WIDTH - cell.cell_length)) if len(cells) % 2 == 0 else cell)
             if reason and sample:
                 missing[label] = reason
-        readings = self.query_one(".readings", Static)
-        set_text(readings, Content("\n").join(Content("").join(cells[i : i + 2]) for i in range(0, len(cells), 2)))
+        readings = self.query_one(".readings", Line)
+        readings.set(Content("\n").join(Content("").join(cells[i : i + 2]) for i in range(0, len(cells), 2)))
         tooltip = "\n".join(f"{label}: {why}" for label, why in missing.items() if label not in ("memory", "util"))
         if readings.tooltip != (tooltip or None):
             readings.tooltip = tooltip or None
-        set_text(self.query_one(".processes", Static), processes_text(sample, dev, missing))
+        self.query_one(".processes", Line).set(processes_text(sample, dev, missing))
         for name, why in dev.unavailable.items():  # static facts the adapters could not read
             missing.setdefault(name.replace("_", " "), why)
         reasons = " · ".join(f"{label}: {why}" for label, why in missing.items())
         line = "waiting for the first reading…" if sample is None else f"n/a — {reasons}" if reasons else ""
-        set_text(self.query_one(".na-reasons", Static), Content(line))
+        self.query_one(".na-reasons", Line).set(Content(line))
         if series is not None:
             self.chart.show_series(series)
 
 
-def set_text(widget: Static, content: Content) -> None:
-    """Update a fixed-size Static only when its text changed: no relayout, no repaint otherwise."""
-    if getattr(widget, "_shown", None) != content:
-        widget._shown = content
-        widget.update(content, layout=False)
+class Line(Static):
+    """A fixed-size Static updated only when its text changed: no relayout, no repaint otherwise."""
+
+    def __init__(self, *, classes: str) -> None:
+        super().__init__(classes=classes)
+        self.shown: Content | None = None
+
+    def set(self, content: Content) -> None:
+        if self.shown != content:
+            self.shown = content
+            self.update(content, layout=False)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -25,7 +27,7 @@ class Gauge(Widget):
         warn_at: float | None = None,
         error_at: float | None = None,
         label_width: int = 5,
-        **kwargs,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.label = label

@@ -10,8 +10,10 @@ at a time. The gauges beside the chart show every reading. Off-screen charts are
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from textual.color import Color
+from textual.timer import Timer
 from textual_plotext import PlotextPlot
 
 from gpudash.history import downsample
@@ -33,13 +35,13 @@ class HistoryChart(PlotextPlot):
     """
     MIN_REPLOT_GAP_S = 0.5
 
-    def __init__(self, interval_s: float, window_s: float, **kwargs) -> None:
+    def __init__(self, interval_s: float, window_s: float, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.interval_s = interval_s
         self.window_s = window_s
         self._series: dict[str, list[float | None]] = {}
         self._last_replot = 0.0
-        self._pending = None
+        self._pending: Timer | None = None
         self._plotted_data = False
         self.replots = 0  # for tests and the benchmark: how often plotext data was rebuilt
 
@@ -78,7 +80,7 @@ class HistoryChart(PlotextPlot):
         for name, (label, colour) in LINES.items():
             values = self._series.get(name) or []
             n = len(values)
-            times = [-(n - 1 - i) * self.interval_s for i in range(n)]
+            times: list[float | None] = [-(n - 1 - i) * self.interval_s for i in range(n)]
             points = [(x, y) for x, y in zip(downsample(times, width), downsample(values, width)) if y is not None]
             if points:
                 xs, ys = zip(*points)

@@ -7,6 +7,7 @@ The levels come from the architecture tables (spec), not from a measurement; the
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from textual.content import Content
 from textual.widgets import Static
@@ -51,7 +52,7 @@ class PrecisionBadges(Static):
     PrecisionBadges { height: 1; width: 1fr; }
     """
 
-    def __init__(self, support: Mapping[str, Mapping[str, object]] | None = None, **kwargs) -> None:
+    def __init__(self, support: Mapping[str, Mapping[str, object]] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.levels: dict[str, str] = {}
         if support is not None:

@@ -1,11 +1,20 @@
-"""The bench JSON as text: a precision table per device, the memory line, reasons and notes.
+"""The bench JSON as text: a precision table per device, the memory line, reasons, notes, plugin benchmarks.
 
-The TUI's Benchmarks view draws its table from `precision_rows` and `HEADER` too.
+The TUI's Benchmarks view draws its tables from `precision_rows`/`HEADER` and `plugin_rows`/`PLUGIN_HEADER`
+too. Saved calibration profiles (`bench --load`, `--compare`) and the preset list are drawn here as well.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from gpudash.models import NOT_RUN_REPLAYED
+from gpudash.render import formatting as fmt
+
+if TYPE_CHECKING:
+    from gpudash.measure.calibration.presets import Preset
+    from gpudash.measure.calibration.profile import CalibrationMetadata
 
 DASH = "–"
 HEADER = [
@@ -18,27 +27,28 @@ HEADER = [
     "peak (provenance)",
     "vs fp32",
 ]
+PLUGIN_HEADER = ["plugin benchmark", "precision", "op", "shape", "GFLOPS", "efficiency", "note"]
 
 
-def number(value, digits: int = 1) -> str:
+def number(value: float | None, digits: int = 1) -> str:
     return DASH if value is None else f"{value:,.{digits}f}"
 
 
-def ratio(value) -> str:
+def ratio(value: float | None) -> str:
     return DASH if value is None else f"{value:.2f}x"
 
 
-def _ms(seconds) -> str:
+def _ms(seconds: float | None) -> str:
     if seconds is None:
         return DASH
     return f"{seconds * 1e3:.3g}"
 
 
-def _shape(shape) -> str:
+def _shape(shape: list[int] | None) -> str:
     return "x".join(str(d) for d in shape) if shape else DASH
 
 
-def _peak(dev: dict, precision: str) -> str:
+def _peak(dev: dict[str, Any], precision: str) -> str:
     value = dev["theoretical_peaks"].get(precision)
     if value is None:
         return DASH
@@ -46,10 +56,10 @@ def _peak(dev: dict, precision: str) -> str:
     return f"{value:,.0f} {prov}".strip()
 
 
-def precision_rows(dev: dict) -> tuple[list[list[str]], list[str]]:
+def precision_rows(dev: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
     """The rows of the precision table (HEADER) and the reasons to print below it."""
     rows, reasons = [], []
-    by_precision: dict[str, list[dict]] = {}
+    by_precision: dict[str, list[dict[str, Any]]] = {}
     for r in dev["results"]:
         by_precision.setdefault(r["precision"], []).append(r)
     for p, entry in dev["precisions"].items():
@@ -82,7 +92,7 @@ def precision_rows(dev: dict) -> tuple[list[list[str]], list[str]]:
     return rows, _shared_once(dev, reasons)
 
 
-def _shared_once(dev: dict, reasons: list[str]) -> list[str]:
+def _shared_once(dev: dict[str, Any], reasons: list[str]) -> list[str]:
     """A reason every precision shares ("not run: replayed") once, not once per precision."""
     texts = {r.split(": ", 1)[1] for r in reasons}
     if len(reasons) > 1 and len(reasons) == len(dev["precisions"]) and len(texts) == 1:
@@ -90,7 +100,7 @@ def _shared_once(dev: dict, reasons: list[str]) -> list[str]:
     return reasons
 
 
-def bandwidth_line(dev: dict) -> str:
+def bandwidth_line(dev: dict[str, Any]) -> str:
     parts = []
     for b in dev.get("memory_bandwidth") or []:
         label = {"copy": "on-device copy", "host_to_device": "host to device"}.get(b.get("op"), b.get("op"))
@@ -107,10 +117,41 @@ def bandwidth_line(dev: dict) -> str:
     return "memory: " + " · ".join(parts) if parts else "memory: not measured"
 
 
-def render(data: dict) -> str:
-    from gpudash import formatting as fmt
-    from gpudash.cli.bench_plugins import render as render_plugins
+def plugin_rows(dev: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
+    """The plugin benchmarks of a device: table rows (PLUGIN_HEADER) of the runs that measured, and one
+    line for each run that did not ("plugin/benchmark: skip: not run: replayed")."""
+    rows, lines = [], []
+    for run in dev.get("plugin_benchmarks") or []:
+        name = f"{run['plugin']}/{run['benchmark']}"
+        if run["status"] != "ok":
+            lines.append(f"{name}: {run['status']}: {run.get('summary') or ''}".rstrip(": "))
+            continue
+        for r in run["results"]:
+            eff = r.get("efficiency")
+            rows.append(
+                [
+                    name,
+                    r.get("precision") or "",
+                    r.get("op") or "",
+                    "x".join(map(str, r.get("shape") or [])),
+                    f"{r['gflops']:.1f}" if r.get("gflops") is not None else fmt.NA,
+                    f"{eff:.0%}" if eff is not None else fmt.NA,
+                    (r.get("details") or {}).get("note") or "",
+                ]
+            )
+    return rows, lines
 
+
+def plugin_lines(dev: dict[str, Any]) -> list[str]:
+    """The plugin benchmarks block below a device's table, or nothing when no plugin benchmark ran."""
+    if not dev.get("plugin_benchmarks"):
+        return []
+    rows, lines = plugin_rows(dev)
+    table = [fmt.table(rows, PLUGIN_HEADER)] if rows else []
+    return ["plugin benchmarks:"] + table + lines
+
+
+def render(data: dict[str, Any]) -> str:
     title = f"benchmark · {data.get('source') or ''} · {data.get('mode') or 'quick'} sweep"
     if data.get("preset"):
         title += f" · preset {data['preset']}"
@@ -123,14 +164,11 @@ def render(data: dict) -> str:
         rows, reasons = precision_rows(dev)
         lines += [fmt.table(rows, HEADER), bandwidth_line(dev)]
         lines += reasons + [f"note: {n}" for n in dev.get("notes") or []]
-        lines += render_plugins(dev)
+        lines += plugin_lines(dev)
     return "\n".join(lines)
 
 
-def render_presets() -> str:
-    from gpudash import formatting as fmt
-    from gpudash.measure.calibration.presets import PRESETS
-
+def render_presets(presets: Iterable[Preset]) -> str:
     rows = [
         [
             p.name,
@@ -140,6 +178,40 @@ def render_presets() -> str:
             p.provenance,
             ", ".join(f"{k} {v:,.0f}" for k, v in p.theoretical_peaks.items()),
         ]
-        for p in PRESETS.values()
+        for p in presets
     ]
     return fmt.table(rows, ["preset", "hardware", "device", "platform", "peaks are", "GFLOPS by precision"])
+
+
+def render_profile(path: str, meta: CalibrationMetadata, data: dict[str, Any]) -> str:
+    """A saved profile: where it came from, then its benchmark as `render` draws a run."""
+    head = (
+        f"profile {path}: {meta.hardware_name} · {meta.device_type} on {meta.platform_architecture} · "
+        f"{meta.calibration_date or 'undated'} · torch {meta.torch_version or '?'} · gpudash {meta.gpudash_version}"
+    )
+    return head + "\n" + render(data)
+
+
+def render_comparison(
+    path_a: str, meta_a: CalibrationMetadata, path_b: str, meta_b: CalibrationMetadata, rows: list[dict[str, Any]]
+) -> str:
+    """Two profiles side by side: per precision, B's best GFLOPS against A's, and each one's speedup."""
+    table = [
+        [
+            r["precision"],
+            number(r["a_gflops"]),
+            number(r["b_gflops"]),
+            ratio(r["b_over_a"]),
+            ratio(r["a_speedup_vs_fp32"]),
+            ratio(r["b_speedup_vs_fp32"]),
+        ]
+        for r in rows
+    ]
+    return "\n".join(
+        [
+            f"A: {path_a} ({meta_a.hardware_name}, {meta_a.calibration_date or 'undated'})",
+            f"B: {path_b} ({meta_b.hardware_name}, {meta_b.calibration_date or 'undated'})",
+            "",
+            fmt.table(table, ["precision", "A GFLOPS", "B GFLOPS", "B / A", "A vs fp32", "B vs fp32"]),
+        ]
+    )

@@ -1,9 +1,13 @@
 """The probe JSON as text: precisions down, per device spec / torch / verified across, reasons below.
 
-The TUI's precision view uses the same glyphs and legend.
+The TUI's Precision view uses the same glyphs and legend; the CLI prints `progress_line` on stderr.
 """
 
 from __future__ import annotations
+
+from typing import Any
+
+from gpudash.render import formatting as fmt
 
 GLYPH_SPEC = {"native": "✓", "emulated": "⚠", "absent": "✗"}
 GLYPH_BOOL = {True: "✓", False: "✗", None: "–"}
@@ -14,17 +18,15 @@ LEGEND = (
 )
 
 
-def _error(value) -> str:
+def _error(value: float | None) -> str:
     return "–" if value is None else f"{value:.2g}"
 
 
-def _rate(value) -> str:
+def _rate(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
 
-def render(data: dict) -> str:
-    from gpudash import formatting as fmt
-
+def render(data: dict[str, Any]) -> str:
     devices = data["devices"]
     lines = [f"precision probe · {data['source']}"]
     for dev in devices:
@@ -57,7 +59,7 @@ def render(data: dict) -> str:
     return "\n".join(lines)
 
 
-def _reasons(devices: list[dict]) -> list[str]:
+def _reasons(devices: list[dict[str, Any]]) -> list[str]:
     """One line per failure, slow path or note; a reason shared by every precision of a device once."""
     out = []
     for dev in devices:
@@ -77,3 +79,14 @@ def _reasons(devices: list[dict]) -> list[str]:
             if note:
                 out.append(f"{dev['key']} {name} note: {note}")
     return out
+
+
+def progress_line(event: dict[str, Any]) -> str | None:
+    """'[3/9] cpu:0 bf16: verified (0.4 s)' for a finished precision; None for the events not worth a line."""
+    if event["event"] != "done" or event.get("reason") == "not run: cancelled":
+        return None
+    reason = f": {event['reason']}" if event.get("reason") and event["verdict"] == "failed" else ""
+    return (
+        f"[{event['done']}/{event['total']}] {event['device']} {event['precision']}: "
+        f"{event['verdict']} ({event['seconds']:.1f} s){reason}"
+    )

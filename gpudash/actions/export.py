@@ -1,23 +1,22 @@
-"""`gpudash export` without the command line: gather facts for one device, recommend, render, write.
+"""Recommended training settings for one device: gather its facts, recommend, write the file.
 
-The CLI (gpudash/cli/export_cmd.py) and the TUI's Recommendations view both call `export_settings` and
-`write_export`, so they write the same file. Anything that runs device code goes through the child-process
-runner: probes (gpudash.measure.probe), the quick benchmark (gpudash.measure.bench), plugin checks
-(gpudash.plugin_manager), and the model-memory trace or GPU batch trials (gpudash.recommend.memory_task).
+`gpudash export` and the TUI's Recommendations view both call `export_settings` and `write_export`, so they
+write the same file (its text: gpudash.render.export). Anything that runs device code goes through the
+child-process runner: probes (gpudash.measure.probe), the quick benchmark (gpudash.measure.bench), plugin
+checks (gpudash.plugin_manager), and the model-memory trace or GPU batch trials (gpudash.recommend.memory_task).
 `bench="none"` runs none of them: spec facts only, and the analytic memory formula.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpudash import __version__
+from gpudash.actions.session import Session
 from gpudash.devices import Machine
 from gpudash.errors import GpudashError, UsageError
 from gpudash.fileio import atomic_write_text
@@ -25,9 +24,12 @@ from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.recommend import Facts, Settings, choose_dtype, facts_for, recommend
 from gpudash.recommend.facts import BatchTrial, ModelMemory, check_as_dict
 from gpudash.recommend.model_spec import analytic_memory, describe, model_spec
+from gpudash.render.export import render
+
+if TYPE_CHECKING:
+    from gpudash.plugin_manager import ErrorReporter
 
 BENCH_MODES = ("none", "quick", "full")
-FORMATS = ("toml", "json")
 DEFAULT_OUTPUT = {"toml": "gpudash.toml", "json": "gpudash.json"}
 MEMORY_TIMEOUT_S = 120.0
 TRIAL_TIMEOUT_S = 600.0
@@ -95,7 +97,7 @@ def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], ben
     )
 
 
-def _probe(machine, device, config, facts: Facts, status: Status) -> None:
+def _probe(machine: Machine, device: DeviceInfo, config: dict[str, Any], facts: Facts, status: Status) -> None:
     try:
         from gpudash.measure.probe import probe_machine
     except ImportError:
@@ -108,7 +110,9 @@ def _probe(machine, device, config, facts: Facts, status: Status) -> None:
         facts.not_run["probe"] = "the probe returned nothing for this device"
 
 
-def _bench(machine, device, config, facts: Facts, mode: str, status: Status) -> None:
+def _bench(
+    machine: Machine, device: DeviceInfo, config: dict[str, Any], facts: Facts, mode: str, status: Status
+) -> None:
     try:
         from gpudash.measure.bench import bench_machine
     except ImportError:
@@ -130,21 +134,29 @@ def _bench(machine, device, config, facts: Facts, mode: str, status: Status) -> 
         facts.not_run["bench"] = "the benchmark returned nothing for this device"
 
 
-def _matrix_for(found: Any, device: DeviceInfo):
+def _matrix_for(found: Any, device: DeviceInfo) -> Any:
     return found.get(device.key) if isinstance(found, dict) else None
 
 
-def _checks(machine, device, plugin_dirs, facts: Facts, status: Status) -> None:
+def _checks(
+    machine: Machine,
+    device: DeviceInfo,
+    plugin_dirs: Sequence[str],
+    facts: Facts,
+    status: Status,
+    on_plugin_error: ErrorReporter | None,
+) -> None:
     try:
         from gpudash.plugin_manager import run_checks
     except ImportError:
         facts.not_run["checks"] = "the plugin manager (gpudash.plugin_manager) is not installed"
         return
     status("running plugin checks")
-    facts.checks = [check_as_dict(r) for r in run_checks(machine, plugin_dirs=plugin_dirs, devices=[device])]
+    found = run_checks(machine, plugin_dirs=plugin_dirs, devices=[device], on_error=on_plugin_error)
+    facts.checks = [check_as_dict(r) for r in found]
 
 
-def _memory(machine, device, facts: Facts, status: Status) -> None:
+def _memory(machine: Machine, device: DeviceInfo, facts: Facts, status: Status) -> None:
     """Trials on a live GPU torch can see; else a CPU trace of the model; the formula if the trace fails."""
     from gpudash.measure.runner import Task, run_one
 
@@ -212,15 +224,18 @@ def _formula(facts: Facts, spec: dict, dtype: str, why: str) -> None:
 
 
 def export_settings(
-    machine: Machine,
-    config: dict[str, Any],
+    session: Session,
     *,
     device: str | int | None = None,
     bench: str | None = None,
-    plugin_dirs=(),
     status: Status = _quiet,
+    on_plugin_error: ErrorReporter | None = None,
 ) -> Gathered:
-    """Gather the facts (running what `bench` allows) and recommend. Never writes anything."""
+    """Gather the facts (running what `bench` allows) and recommend. Never writes anything.
+
+    `status(message)` hears each step as it starts; `on_plugin_error(plugin, message)` each plugin load error.
+    """
+    machine, config = session.machine(), session.config
     bench = bench or config["export"]["bench"]
     if bench not in BENCH_MODES:
         raise UsageError(f"--bench {bench}: expected one of {', '.join(BENCH_MODES)}")
@@ -228,7 +243,7 @@ def export_settings(
     facts = base_facts(machine, dev, config, bench)
     timings: dict[str, float] = {}
 
-    def step(name: str, fn, *args) -> None:
+    def step(name: str, fn: Callable[..., None], *args: Any) -> None:
         start = time.perf_counter()
         fn(*args)
         timings[name] = round(time.perf_counter() - start, 2)
@@ -244,34 +259,12 @@ def export_settings(
         else:
             step("probe", _probe, machine, dev, config, facts, status)
             step("bench", _bench, machine, dev, config, facts, bench, status)
-        step("checks", _checks, machine, dev, plugin_dirs, facts, status)
+        step("checks", _checks, machine, dev, session.plugin_dirs, facts, status, on_plugin_error)
         step("memory", _memory, machine, dev, facts, status)
     return Gathered(facts, recommend(facts), timings)
 
 
-# Rendering and writing ---------------------------------------------------------------------------
-
-
-def comments(settings: Settings) -> dict[str, str]:
-    return {dotted: f"{s.provenance}: {s.reason}" for dotted, s in settings.items() if s.value is not None}
-
-
-def render(settings: Settings, fmt: str = "toml") -> str:
-    tree = settings.to_tree()
-    if fmt == "json":
-        return json.dumps(tree, indent=2) + "\n"
-    if fmt != "toml":
-        raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
-    from gpudash.export_toml import render as render_toml
-
-    head = settings.header
-    where = "replayed: values are spec, not verified" if head.get("replayed") else "live"
-    preamble = [
-        f"gpudash export: training settings for {head.get('device')} ({head.get('device_key')}, {where}).",
-        "Each value has its provenance and reason beside it; [reasons] and [provenance] repeat them for programs.",
-        "Load it with gpudash.apply.load(path); see docs/export.md.",
-    ]
-    return render_toml(tree, comments(settings), preamble)
+# Writing ------------------------------------------------------------------------------------------
 
 
 def describe_existing(path: str | Path) -> str | None:
@@ -288,12 +281,8 @@ def describe_existing(path: str | Path) -> str | None:
 
 
 def write_export(settings: Settings, output: str, fmt: str = "toml") -> str:
-    """Write atomically (stdout for "-"); returns the one-line message for stderr ("" for stdout)."""
+    """Write the file atomically; returns the one-line message saying what was written or replaced."""
     text = render(settings, fmt)
-    if output == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return ""
     previous = describe_existing(output) if Path(output).is_file() else None
     replaced = atomic_write_text(output, text)
     if replaced:

@@ -1,6 +1,12 @@
-"""Human formatting shared by the CLI tables and the TUI cards."""
+"""Units and plain-text tables: the small pieces every text of the CLI and the TUI is made of."""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gpudash.models import DeviceInfo, ProcessUsage
 
 NA = "n/a"
 GIB = 1024**3
@@ -24,7 +30,7 @@ def number(value: float | None, unit: str, digits: int = 0) -> str:
     return NA if value is None else f"{value:.{digits}f} {unit}"
 
 
-def arch_label(device) -> str:
+def arch_label(device: DeviceInfo) -> str:
     """'cc 9.0', 'gfx942', or the CPU's strongest precision-relevant feature."""
     if device.compute_capability:
         return f"cc {device.compute_capability}"
@@ -37,14 +43,15 @@ def arch_label(device) -> str:
     return NA
 
 
-def table(rows: list[list[str]], header: list[str]) -> str:
+def table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
     """Left-aligned plain-text columns, no colour (safe to pipe)."""
-    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header] + rows]
+    everything: list[list[object]] = [list(header), *(list(r) for r in rows)]
+    widths = [max(len(str(r[i])) for r in everything) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in everything]
     return "\n".join(lines)
 
 
-def processes(procs, limit: int = 3) -> str:
+def processes(procs: Sequence[ProcessUsage] | None, limit: int = 3) -> str:
     """'python[4242] 1.0 GiB · train[77] n/a +2 more', or '' when none are listed."""
     if not procs:
         return ""

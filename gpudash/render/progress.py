@@ -1,9 +1,10 @@
-"""The progress of `gpudash bench` on stderr, so stdout stays clean for --json."""
+"""A benchmark's progress on a text stream (stderr for the CLI, so stdout stays clean for --json)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from typing import Any, TextIO
 
 
 class Progress:
@@ -11,13 +12,13 @@ class Progress:
 
     WIDTH = 24
 
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.started = time.monotonic()
         self.drawn = False
 
-    def __call__(self, event: dict) -> None:
+    def __call__(self, event: dict[str, Any]) -> None:
         done, total = event["done"], max(event["total"], 1)
         what = " ".join(str(x) for x in (event["device"], event.get("precision") or event["kind"]) if x)
         if self.tty:
@@ -38,6 +39,8 @@ class Progress:
             self.stream.flush()
 
     def close(self) -> None:
+        """End the bar's line, so the next message starts on its own (harmless when called again)."""
         if self.drawn:
             self.stream.write("\n")
             self.stream.flush()
+            self.drawn = False

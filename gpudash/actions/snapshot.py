@@ -1,0 +1,32 @@
+"""Recording the session's machine as a snapshot file: devices plus a few seconds of readings, which
+`--replay` (or GPUDASH_REPLAY) plays back anywhere."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from gpudash.actions.session import Session
+
+
+def take(
+    session: Session, seconds: float, interval: float, sleep: Callable[[float], None] = time.sleep
+) -> dict[str, Any]:
+    """The snapshot document: the devices, and a reading every `interval` seconds for `seconds`."""
+    from gpudash.record import record
+
+    return record(session.machine(), seconds, interval, sleep=sleep)
+
+
+def text(snapshot: dict[str, Any]) -> str:
+    """The snapshot file's content."""
+    return json.dumps(snapshot, indent=1) + "\n"
+
+
+def write(snapshot: dict[str, Any], path: str) -> bool:
+    """Write the snapshot file atomically; True when it replaced a file."""
+    from gpudash.fileio import atomic_write_text
+
+    return atomic_write_text(path, text(snapshot))
