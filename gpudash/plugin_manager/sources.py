@@ -95,12 +95,20 @@ def load_plugin_dir(pm: GpudashPluginManager, directory: str, allowed: set[str] 
 
 def plugin_files_in(directory: str, allowed: set[str] | None) -> list[Path]:
     """The one-file plugins in `directory` that GPUDASH_LOAD_PLUGINS lets in, in name order."""
+    check_plugin_dir_name(directory)
     path = Path(directory).expanduser()
     if not path.is_dir():
         raise UsageError(f"plugin directory {directory}: not a directory")
     return [
         file for file in sorted(path.glob("*.py")) if not file.stem.startswith("_") and selected(allowed, file.stem)
     ]
+
+
+def check_plugin_dir_name(directory: str, option: str = "plugin directory") -> None:
+    """A plugin folder is taken only when named: an empty name would be the working directory, whose every .py
+    file would then run. "." says that on purpose. `option` names where it came from (--plugins-dir, a key)."""
+    if not str(directory).strip():
+        raise UsageError(f"{option} {directory!r}: an empty name is not a folder (write '.' for the working directory)")
 
 
 def load_plugin_file(pm: GpudashPluginManager, file: Path) -> PluginRecord:
