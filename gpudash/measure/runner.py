@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudash import lifetime
+from gpudash.measure import lifeline
 from gpudash.measure.child import MARK
 
 OK, ERROR, TIMEOUT, CRASHED, CANCELLED = "ok", "error", "timeout", "crashed", "cancelled"
@@ -72,15 +74,24 @@ def _describe_exit(code: int) -> str:
 class _Child:
     def __init__(self, tasks: list[Task], env: dict[str, str] | None):
         payload = json.dumps([{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks])
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD_COMMAND],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            start_new_session=True,  # own process group: a kill takes grandchildren too
-        )
+        read_end, self._lifeline = lifeline.open_lifeline()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", CHILD_COMMAND],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=lifeline.child_environment(dict(os.environ) if env is None else env, read_end),
+                pass_fds=(read_end,),
+                start_new_session=True,  # own process group: a kill takes grandchildren too
+            )
+        except BaseException:
+            os.close(self._lifeline)
+            raise
+        finally:
+            os.close(read_end)
+        lifetime.track(self.proc.pid)
         self.events: queue.Queue = queue.Queue()
         self.output: deque[str] = deque(maxlen=20)
         threading.Thread(target=self._read_events, daemon=True).start()
@@ -109,11 +120,30 @@ class _Child:
         return "\n".join(self.output)
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        """End the child and everything in its group. Its group id stays safe to use until the wait below
+        reaps the child: that is why the group is killed first, even when the child has already exited."""
+        lifetime.kill_group(self.proc.pid)
+        lifetime.forget(self.proc.pid)
         self.proc.wait()
+        if self._lifeline >= 0:
+            os.close(self._lifeline)
+            self._lifeline = -1
+
+    def finish(self, grace_s: float = 5.0) -> int:
+        """Once its channel closed: let the child exit (up to `grace_s`), then end what it left running (a
+        plugin's own processes) with kill(). Returns its exit code, as Popen gives it."""
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and not self._exited():
+            time.sleep(0.01)
+        self.kill()
+        return self.proc.returncode
+
+    def _exited(self) -> bool:
+        """Whether the child has exited, without reaping it (so its group id stays reserved)."""
+        try:
+            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # already reaped
+            return True
 
 
 def run_tasks(
@@ -188,7 +218,7 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
             finish(last_done, ERROR, error=msg.get("error"))
             current = None
         elif event == "eof":
-            code = child.proc.wait()
+            code = child.finish()
             tail = child.drain_output()
             if last_done is not None:  # what it printed may have arrived after its "done"
                 results[last_done].output_tail = tail
