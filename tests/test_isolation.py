@@ -41,7 +41,7 @@ def hostile_cwd(tmp_path):
 
 
 def run(args, cwd, tmp_path, **env_extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("GPUDASH_LOAD_PLUGINS", "PYTHONPATH")}
+    env = {k: v for k, v in os.environ.items() if k != "GPUDASH_LOAD_PLUGINS"}
     env.update(XDG_STATE_HOME=str(tmp_path / "state"), XDG_CONFIG_HOME=str(tmp_path / "config"), **env_extra)
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
 

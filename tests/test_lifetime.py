@@ -22,7 +22,7 @@ GONE_WITHIN_S = 5.0
 
 
 def environment(tmp_path, **extra):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = dict(os.environ)
     env.update(
         GPUDASH_LOAD_PLUGINS="spawns_sleepers",
         GPUDASH_TEST_PID_FILE=str(tmp_path / "pids"),
