@@ -61,7 +61,8 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> bool:
 
 
 def check_output(path: str | os.PathLike[str], option: str) -> None:
-    """Fail before minutes of measuring if `path` would be refused later: one line naming `option`."""
+    """Fail before minutes of measuring if `path` would be refused later: RefusedOutput (exit code 2, a bad
+    argument), one line naming `option`."""
     try:
         kind = _classify(path)
         if kind in (_NEW, _REGULAR):
@@ -69,7 +70,7 @@ def check_output(path: str | os.PathLike[str], option: str) -> None:
             if not os.access(folder, os.W_OK):
                 raise RefusedOutput(f"{path}: folder {folder} is not writable")
     except GpudashError as exc:
-        raise type(exc)(f"{option} {exc}") from None
+        raise RefusedOutput(f"{option} {exc}") from None
 
 
 def _classify(path: str | os.PathLike[str]) -> str:

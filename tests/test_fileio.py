@@ -150,6 +150,8 @@ def test_check_output_names_the_option(tmp_path):
     with pytest.raises(RefusedOutput, match=f"^--save {link}: is a symbolic link"):
         check_output(link, "--save")
     check_output(tmp_path / "new.json", "--save")  # a new file in a folder that exists: fine
+    with pytest.raises(RefusedOutput, match=f"^-o {tmp_path}/no/x.toml: folder {tmp_path}/no does not exist$"):
+        check_output(tmp_path / "no" / "x.toml", "-o")
     check_output("-", "-o")
 
 

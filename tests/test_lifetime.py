@@ -129,3 +129,41 @@ def test_what_a_check_leaves_running_ends_with_its_child(tmp_path, monkeypatch, 
     pids = [int(line) for line in (tmp_path / "pids").read_text().split()]
     kill_leftovers.extend(pids)
     assert running(pids) == [] and in_group(pids[0]) == []  # at once: the runner ended the group
+
+
+def test_sigterm_to_the_dashboard_gives_the_terminal_back_then_says_why(tmp_path):
+    import pty
+    import select
+
+    snapshot = HERE.parent / "examples" / "snapshots" / "h100-80gb.json"
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: the dashboard on a terminal of its own
+        os.environ.update(environment(tmp_path), TERM="xterm-256color")
+        os.execv(sys.executable, [sys.executable, str(DRIVER), "--dashboard", "--replay", str(snapshot)])
+    out = b""
+
+    def read_for(seconds: float, until: bytes | None = None) -> None:
+        nonlocal out
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not (until and until in out):
+            if select.select([fd], [], [], 0.1)[0]:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # the other side closed
+                    return
+                if not chunk:
+                    return
+                out += chunk
+
+    try:
+        read_for(30, until=b"H100")  # the first frame is up
+        assert b"H100" in out
+        os.kill(pid, signal.SIGTERM)
+        read_for(GONE_WITHIN_S + 5)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 143
+    restored = out.rfind(b"\x1b[?1049l")  # left the alternate screen
+    assert 0 <= restored < out.find(b"gpudash: terminated by SIGTERM")
+    assert out.rstrip().endswith(b"gpudash: terminated by SIGTERM"), out[-3000:].decode(errors="replace")

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from gpudash import lifetime
 from gpudash.measure import lifeline
@@ -119,20 +119,22 @@ class _Child:
         finally:
             os.close(read_end)
         lifetime.track(self.proc.pid)
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # all three were asked for
         self.events: queue.Queue = queue.Queue()
         self.output = _Tail()
-        threading.Thread(target=self._read_events, daemon=True).start()
-        self._output_reader = threading.Thread(target=self._read_output, daemon=True)
+        threading.Thread(target=self._read_events, args=(stdout,), daemon=True).start()
+        self._output_reader = threading.Thread(target=self._read_output, args=(stderr.fileno(),), daemon=True)
         self._output_reader.start()
-        self.proc.stdin.write(payload.encode("utf-8"))
-        self.proc.stdin.close()
+        stdin.write(payload.encode("utf-8"))
+        stdin.close()
 
-    def _read_events(self) -> None:
+    def _read_events(self, stdout: IO[bytes]) -> None:
         mark = MARK.encode()
         try:
-            while line := self.proc.stdout.readline(EVENT_BYTES + 1):
+            while line := stdout.readline(EVENT_BYTES + 1):
                 if len(line) > EVENT_BYTES:  # skip the rest of it without keeping it
-                    while (rest := self.proc.stdout.readline(EVENT_BYTES)) and not rest.endswith(b"\n"):
+                    while (rest := stdout.readline(EVENT_BYTES)) and not rest.endswith(b"\n"):
                         pass
                     self.events.put({"event": "unreadable", "why": f"larger than {EVENT_BYTES // 2**20} MiB"})
                 elif line.startswith(mark):
@@ -143,8 +145,7 @@ class _Child:
         finally:
             self.events.put({"event": "eof"})
 
-    def _read_output(self) -> None:
-        fd = self.proc.stderr.fileno()
+    def _read_output(self, fd: int) -> None:
         while chunk := os.read(fd, 65536):
             self.output.add(chunk)
 
