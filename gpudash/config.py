@@ -58,6 +58,14 @@ def _string_list(value: list) -> str | None:
     return None if all(isinstance(v, str) for v in value) else "expected a list of strings"
 
 
+def _folder_list(value: list) -> str | None:
+    """Plugin folders are taken only when named: "" would otherwise mean the working directory."""
+    problem = _string_list(value)
+    if problem is None and any(not v.strip() for v in value):
+        problem = 'an empty folder name is not a folder (write "." for the working directory)'
+    return problem
+
+
 def _factory(value: str) -> str | None:
     return None if value == "" or re.fullmatch(r"[\w.]+:\w+", value) else "expected 'module:function' or ''"
 
@@ -65,7 +73,7 @@ def _factory(value: str) -> str | None:
 # Section "" holds top-level keys.
 SCHEMA: dict[str, dict[str, Key]] = {
     "": {
-        "plugin_dirs": Key([], list, check=_string_list),
+        "plugin_dirs": Key([], list, check=_folder_list),
     },
     "ui": {
         "refresh_interval": Key(1.0, float, 0.1, 60),

@@ -11,3 +11,8 @@ class UsageError(GpudashError):
     """Bad configuration or arguments: exit code 2, like argparse."""
 
     exit_code = 2
+
+
+class RefusedOutput(UsageError):
+    """An output path gpudash will not write to (a symbolic link, a directory, a device that is not a terminal):
+    exit code 2, as for any other bad argument."""

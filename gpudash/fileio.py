@@ -1,42 +1,279 @@
-"""Writing files so that a crash or a full disk never leaves half a file behind."""
+"""Writing and reading the files a user names.
+
+Every file gpudash writes (export -o, snapshot -o, bench --save, the state store) goes through write_output:
+
+- a regular file, or a path where nothing exists yet, is replaced whole or not at all: a temporary file in
+  the same folder is written, synced and renamed over it, so a crash or a full disk never leaves half a file.
+  A new file gets the mode the umask gives (0666 less the umask, like any other program's output); a replaced
+  one keeps its mode and, where allowed, its owner.
+- `-`, a terminal, a pipe (FIFO), /dev/stdout (any path that is this process's standard output) and /dev/null
+  are written as a stream: opened, written, closed, never created or replaced.
+- anything else is refused with one line naming the path: a directory, a symbolic link to a file (replacing
+  it would replace the link, not the file it points to), a socket, a block device, or a character device
+  that is neither a terminal nor /dev/null. Nothing that was not a regular file is ever replaced.
+
+/dev/null is accepted because it is where people send output they do not want; writing to it has no effect,
+while refusing it would break `-o /dev/null` in scripts. Only its replacement (as root) was ever the danger.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
+import secrets
+import stat
+import sys
 from pathlib import Path
 
-from gpudash.errors import GpudashError
+from gpudash.errors import GpudashError, RefusedOutput
+
+CREATED, REPLACED, STREAMED = "created", "replaced", "streamed"
+
+# What a path is, as far as writing goes.
+_STDOUT, _STREAM, _NEW, _REGULAR = "stdout", "stream", "new", "regular"
+
+# Linux character-device majors of terminals (Documentation/admin-guide/devices.txt): 4 virtual consoles and
+# serial ports, 5 /dev/tty and /dev/console, 136-143 pseudo-terminals. 5:2 is /dev/ptmx, which makes a new
+# terminal when opened: not a terminal to write to.
+_TERMINAL_MAJORS = frozenset({4, 5, *range(136, 144)})
+_PTMX = (5, 2)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> bool:
-    """Write via a temp file in the same folder and rename over the target.
+def write_output(path: str | os.PathLike[str], text: str) -> str:
+    """Write `text` to `path` ("-" is stdout) as described above; CREATED, REPLACED or STREAMED.
 
-    Returns True when an existing file was replaced, so callers can say so.
+    Raises RefusedOutput for a path gpudash will not write to, GpudashError when the write fails.
     """
+    kind = _classify(path)
+    if kind == _STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return STREAMED
+    if kind == _STREAM:
+        _write_stream(Path(path), text)
+        return STREAMED
+    return _replace_atomically(Path(path), text, kind == _REGULAR)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> bool:
+    """write_output, for callers that only ask whether an existing file was replaced."""
+    return write_output(path, text) == REPLACED
+
+
+def check_output(path: str | os.PathLike[str], option: str) -> None:
+    """Fail before minutes of measuring if `path` would be refused later: RefusedOutput (exit code 2, a bad
+    argument), one line naming `option`."""
+    try:
+        kind = _classify(path)
+        if kind in (_NEW, _REGULAR):
+            folder = _folder_of(Path(path))
+            if not os.access(folder, os.W_OK):
+                raise RefusedOutput(f"{path}: folder {folder} is not writable")
+    except GpudashError as exc:
+        raise RefusedOutput(f"{option} {exc}") from None
+
+
+def _classify(path: str | os.PathLike[str]) -> str:
+    if str(path) == "-":
+        return _STDOUT
     target = Path(path)
-    if target.is_dir():
-        raise GpudashError(f"{target}: is a directory, not a file")
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        _folder_of(target)  # raises when the folder is missing
+        return _NEW
+    except OSError as exc:  # ENOTDIR: a component is a file; EACCES; ELOOP
+        raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
+    if stat.S_ISREG(st.st_mode):
+        return _REGULAR
+    if stat.S_ISDIR(st.st_mode):
+        raise RefusedOutput(f"{target}: is a directory, not a file")
+    if stat.S_ISLNK(st.st_mode):
+        return _classify_link(target)
+    if _is_stream(st):
+        return _STREAM
+    raise RefusedOutput(
+        f"{target}: is {_describe(st)}; gpudash replaces only regular files and streams only to a terminal or pipe"
+    )
+
+
+def _classify_link(link: Path) -> str:
+    """A symbolic link is written through only when it leads to a stream (/dev/stdout, /dev/fd/N, a tty)."""
+    try:
+        st = os.stat(link)
+    except OSError:
+        st = None
+    if st is not None:
+        if _is_own_stdout(st):
+            return _STDOUT
+        if _is_stream(st):
+            return _STREAM
+    target = os.readlink(link)
+    raise RefusedOutput(
+        f"{link}: is a symbolic link (to {target}); gpudash does not replace links: name the file itself"
+    )
+
+
+def _is_own_stdout(st: os.stat_result) -> bool:
+    try:
+        out = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # stdout closed or replaced by an object without a file
+        return False
+    return (out.st_dev, out.st_ino) == (st.st_dev, st.st_ino)
+
+
+def _is_stream(st: os.stat_result) -> bool:
+    if stat.S_ISFIFO(st.st_mode):
+        return True
+    return stat.S_ISCHR(st.st_mode) and (_is_terminal_device(st.st_rdev) or _is_dev_null(st.st_rdev))
+
+
+def _is_terminal_device(rdev: int) -> bool:
+    """Decided from the device number, without opening it: opening some devices has effects of its own."""
+    number = (os.major(rdev), os.minor(rdev))
+    if sys.platform.startswith("linux"):
+        return number[0] in _TERMINAL_MAJORS and number != _PTMX
+    for fd in (0, 1, 2):  # elsewhere: the terminal gpudash runs in
+        try:
+            if os.isatty(fd) and os.fstat(fd).st_rdev == rdev:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _is_dev_null(rdev: int) -> bool:
+    try:
+        return os.stat(os.devnull).st_rdev == rdev
+    except OSError:
+        return False
+
+
+def _describe(st: os.stat_result) -> str:
+    if stat.S_ISCHR(st.st_mode):
+        return f"a character device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)}), not a terminal"
+    if stat.S_ISBLK(st.st_mode):
+        return "a block device"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _write_stream(target: Path, text: str) -> None:
+    """Open without O_CREAT (a path that vanished is not created) and check it is still the stream it was."""
+    flags = os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags)  # a FIFO blocks here until someone reads it, as for any writer
+    except OSError as exc:
+        raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
+    try:
+        if not _is_stream(os.fstat(fd)):
+            raise RefusedOutput(f"{target}: changed while gpudash opened it; nothing written")
+        data = text.encode("utf-8")
+        while data:
+            data = data[os.write(fd, data) :]
+    except OSError as exc:
+        raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _folder_of(target: Path) -> Path:
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
         raise GpudashError(f"{target}: folder {folder} does not exist")
-    existed = target.exists()
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
+    return folder
+
+
+def _replace_atomically(target: Path, text: str, existed: bool) -> str:
+    folder = _folder_of(target)
+    tmp, fd = _new_temp_file(folder, target.name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        if existed:  # keep the user's permissions on the file we replace
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        os.replace(tmp, target)
+        if existed:
+            _keep_mode_and_owner(tmp, os.stat(target))
+            _ensure_still_regular(target)
+            os.replace(tmp, target)
+        else:
+            existed = _put_new(tmp, target)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
-    return existed
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _sync_folder(folder)
+    return REPLACED if existed else CREATED
+
+
+def _new_temp_file(folder: Path, name: str) -> tuple[Path, int]:
+    """A new file created with mode 0666, so the kernel applies the umask (mkstemp would give 0600)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = folder / f".{name}.{secrets.token_hex(4)}.tmp"
+        try:
+            return tmp, os.open(tmp, flags, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise GpudashError(f"{folder / name}: cannot write: {exc.strerror}") from None
+    raise GpudashError(f"{folder / name}: cannot write: no free temporary name in {folder}")
+
+
+def _keep_mode_and_owner(tmp: Path, old: os.stat_result) -> None:
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))
+    try:  # root replacing a user's file leaves it theirs; anyone else can only keep their own
+        os.chown(tmp, old.st_uid, old.st_gid)
+    except OSError:
+        pass
+
+
+def _ensure_still_regular(target: Path) -> None:
+    """The path was a regular file when the write began; refuse if it became something else meanwhile."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise RefusedOutput(f"{target}: stopped being a regular file while gpudash wrote it; not replaced")
+
+
+def _put_new(tmp: Path, target: Path) -> bool:
+    """Move the finished file to a path that was empty; False unless something appeared there meanwhile.
+
+    A hard link fails rather than replace what appeared; where links are not supported, rename after a check.
+    """
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        _ensure_still_regular(target)
+        os.replace(tmp, target)
+        return True
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        _ensure_still_regular(target)
+        os.replace(tmp, target)
+        return False
+    tmp.unlink()
+    return False
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make the rename itself durable; not every system lets a folder be opened, so best effort."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def read_user_file(path: str | os.PathLike, what: str, error: type[GpudashError] = GpudashError, hint: str = "") -> str:

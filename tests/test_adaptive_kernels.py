@@ -161,7 +161,7 @@ def test_other_plugins_add_kernels_through_the_hook(tmp_path, monkeypatch):
         "    register(Kernel('matmul', 'doubled', 'fp32', lambda q: q.device.vendor == 'cpu', doubled, priority=99))\n"
     )
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "extra_kernel,adaptive_kernels")
-    pm = make_plugin_manager([tmp_path])
+    pm = make_plugin_manager([tmp_path], import_here=True)  # kernels run in this process, as in training code
     kernels = [r.obj for r in collect_kernels(pm)]
     assert [k.name for k in kernels] == [
         "fp8_e4m3fnuz_scaled_mm",

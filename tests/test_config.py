@@ -51,6 +51,10 @@ def test_explicit_path_wins_over_user_config(tmp_path, monkeypatch):
         ("[ui]\n\nrefresh_interval = 'fast'\n", "ui.refresh_interval: expected a number, got str 'fast' (line 3)"),
         ("[export]\nbench = 'maybe'\n", "export.bench: expected one of none, quick, full, got 'maybe' (line 2)"),
         ("plugin_dirs = [1]\n", "plugin_dirs: expected a list of strings (line 1)"),
+        (
+            "plugin_dirs = ['plugins', '']\n",
+            'plugin_dirs: an empty folder name is not a folder (write "." for the working directory) (line 1)',
+        ),
         ("[model]\nfactory = 'not a factory'\n", "model.factory: expected 'module:function' or ''"),
         ("[ui]\nrefresh_interval = true\n", "ui.refresh_interval: expected a number, got bool True"),
         ("ui = 3\n", "[ui] must be a table"),

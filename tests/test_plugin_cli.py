@@ -45,7 +45,8 @@ def test_plugins_json_stays_clean_with_broken_and_noisy_plugins():
     assert data["version"] == 1 and data["load_plugins_env"] == ALL_SAMPLES
     assert by_name["broken_import"]["loaded"] is False and by_name["typo_hook"]["loaded"] is False
     assert by_name["good_sample"]["provides"]["checks"] == ["always_passes", "needs_the_device"]
-    assert "noisy plugin: hello from import" in res.stderr
+    # Third-party plugins load in the vetting child only: what they print there stays there.
+    assert "noisy plugin" not in res.stdout and "noisy plugin" not in res.stderr
     assert "gpudash: plugin 'broken_import': failed to import" in res.stderr
     assert "unknown hook 'register_chekcs'" in res.stderr
     assert by_name["crashing_import"]["loaded"] is False and by_name["hanging_import"]["loaded"] is False
@@ -73,8 +74,9 @@ def test_check_json_with_broken_plugins_is_clean_and_exits_zero():
         "segfaults": "error",
         "chatty": "pass",
     }
-    assert {e["plugin"] for e in data["plugin_errors"]} == {"broken_import"}  # `check` calls register_checks only
-    assert res.stdout.startswith("{") and "noisy plugin: hello from import" in res.stderr
+    # Each plugin's register_* hooks all ran in its vetting child: `raising` fails in register_benchmarks.
+    assert {e["plugin"] for e in data["plugin_errors"]} == {"broken_import", "raising"}
+    assert res.stdout.startswith("{")  # nothing printed in front of the JSON (json.loads took the rest)
 
 
 def test_plugins_table_lists_plugins_that_crash_or_hang_on_import_as_failed_and_exits_zero():

@@ -77,3 +77,18 @@ def test_interrupt_in_parent_kills_the_child(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         run_tasks([Task(f"{TASKS}:with_progress", progress=True, timeout_s=20)], env=ENV, on_progress=interrupt_soon)
     assert children and children[0].proc.poll() is not None  # the child is gone, not orphaned
+
+
+def test_messages_a_task_forges_on_the_channel_are_ignored_or_fail_that_task_only():
+    results = run_tasks([t("forges_messages"), t("add", a=1, b=2)], env=ENV)
+    assert results[0].status == "error"
+    assert results[0].error == "it sent a message gpudash cannot read (RecursionError)"
+    assert results[1].ok and results[1].value == {"sum": 3}
+
+
+def test_the_output_tail_is_bounded_in_bytes():
+    from gpudash.measure.runner import TAIL_BYTES
+
+    res = run_one(t("shouts", megabytes=4), env=ENV)
+    assert res.ok and res.value == "shouted"
+    assert len(res.output_tail.encode()) <= TAIL_BYTES + 3 and res.output_tail.endswith("!")

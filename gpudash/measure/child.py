@@ -14,6 +14,8 @@ import sys
 import traceback
 from pathlib import Path
 
+from gpudash.measure import lifeline
+
 MARK = "\x1e"
 
 
@@ -34,6 +36,7 @@ def resolve(target: str):
 
 
 def main() -> None:
+    lifeline.hold()  # first: from here on this process and all it starts end when gpudash does
     channel = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed by tasks (even from C) lands on stderr
     sys.stdout = sys.stderr

@@ -14,12 +14,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from gpudash import lifetime
+from gpudash.measure import lifeline
 from gpudash.measure.child import MARK
+from gpudash.plain_text import clean
 
 OK, ERROR, TIMEOUT, CRASHED, CANCELLED = "ok", "error", "timeout", "crashed", "cancelled"
 
@@ -53,7 +55,7 @@ class TaskResult:
     value: Any = None
     error: str | None = None
     duration_s: float = 0.0
-    output_tail: str = ""  # the last lines the task printed (for crash reports)
+    output_tail: str = ""  # the last lines the child printed, at most TAIL_BYTES (for crash reports)
 
     @property
     def ok(self) -> bool:
@@ -69,53 +71,115 @@ def _describe_exit(code: int) -> str:
     return f"process exited with code {code}"
 
 
+TAIL_BYTES = 8192  # of what a child printed, kept for its results: a noisy child must not fill memory
+TAIL_LINES = 20
+EVENT_BYTES = 16 * 2**20  # one message from the child; a larger one is refused, not read into memory
+
+
+class _Tail:
+    """The last TAIL_BYTES bytes a child wrote to its stderr (and stdout, which the child sends there)."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self._lock:
+            self._data += chunk
+            del self._data[:-TAIL_BYTES]
+
+    def text(self) -> str:
+        with self._lock:
+            raw = bytes(self._data)
+        lines = raw.decode("utf-8", errors="replace").rstrip("\n").split("\n")[-TAIL_LINES:]
+        return clean("\n".join(lines), TAIL_BYTES, lines=True, keep_end=True)
+
+    def last_line(self) -> str:
+        tail = self.text()
+        return tail.rsplit("\n", 1)[-1] if tail else ""
+
+
 class _Child:
     def __init__(self, tasks: list[Task], env: dict[str, str] | None):
         payload = json.dumps([{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks])
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", CHILD_COMMAND],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-            start_new_session=True,  # own process group: a kill takes grandchildren too
-        )
+        read_end, self._lifeline = lifeline.open_lifeline()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", CHILD_COMMAND],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=lifeline.child_environment(dict(os.environ) if env is None else env, read_end),
+                pass_fds=(read_end,),
+                start_new_session=True,  # own process group: a kill takes grandchildren too
+            )
+        except BaseException:
+            os.close(self._lifeline)
+            raise
+        finally:
+            os.close(read_end)
+        lifetime.track(self.proc.pid)
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
-        assert stdin and stdout and stderr  # all three were asked for as pipes
+        assert stdin is not None and stdout is not None and stderr is not None  # all three were asked for
         self.events: queue.Queue = queue.Queue()
-        self.output: deque[str] = deque(maxlen=20)
+        self.output = _Tail()
         threading.Thread(target=self._read_events, args=(stdout,), daemon=True).start()
-        self._output_reader = threading.Thread(target=self._read_output, args=(stderr,), daemon=True)
+        self._output_reader = threading.Thread(target=self._read_output, args=(stderr.fileno(),), daemon=True)
         self._output_reader.start()
-        stdin.write(payload)
+        stdin.write(payload.encode("utf-8"))
         stdin.close()
 
-    def _read_events(self, stdout: IO[str]) -> None:
-        for line in stdout:
-            if line.startswith(MARK):
-                try:
-                    self.events.put(json.loads(line[1:]))
-                except json.JSONDecodeError:
-                    pass
-        self.events.put({"event": "eof"})
+    def _read_events(self, stdout: IO[bytes]) -> None:
+        mark = MARK.encode()
+        try:
+            while line := stdout.readline(EVENT_BYTES + 1):
+                if len(line) > EVENT_BYTES:  # skip the rest of it without keeping it
+                    while (rest := stdout.readline(EVENT_BYTES)) and not rest.endswith(b"\n"):
+                        pass
+                    self.events.put({"event": "unreadable", "why": f"larger than {EVENT_BYTES // 2**20} MiB"})
+                elif line.startswith(mark):
+                    try:
+                        self.events.put(json.loads(line[len(mark) :]))
+                    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested too deep
+                        self.events.put({"event": "unreadable", "why": type(exc).__name__})
+        finally:
+            self.events.put({"event": "eof"})
 
-    def _read_output(self, stderr: IO[str]) -> None:
-        for line in stderr:
-            self.output.append(line.rstrip("\n"))
+    def _read_output(self, fd: int) -> None:
+        while chunk := os.read(fd, 65536):
+            self.output.add(chunk)
 
     def drain_output(self) -> str:
         """All the child printed, once it has exited: output and events come through separate pipes,
         so the last lines may still be in flight when the last event arrives."""
         self._output_reader.join(timeout=2.0)
-        return "\n".join(self.output)
+        return self.output.text()
 
     def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        """End the child and everything in its group. Its group id stays safe to use until the wait below
+        reaps the child: that is why the group is killed first, even when the child has already exited."""
+        lifetime.kill_group(self.proc.pid)
+        lifetime.forget(self.proc.pid)
         self.proc.wait()
+        if self._lifeline >= 0:
+            os.close(self._lifeline)
+            self._lifeline = -1
+
+    def finish(self, grace_s: float = 5.0) -> int:
+        """Once its channel closed: let the child exit (up to `grace_s`), then end what it left running (a
+        plugin's own processes) with kill(). Returns its exit code, as Popen gives it."""
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and not self._exited():
+            time.sleep(0.01)
+        self.kill()
+        return self.proc.returncode
+
+    def _exited(self) -> bool:
+        """Whether the child has exited, without reaping it (so its group id stays reserved)."""
+        try:
+            return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+        except ChildProcessError:  # already reaped
+            return True
 
 
 def run_tasks(
@@ -154,7 +218,7 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
     last_done = None
 
     def finish(i: int, status: str, value=None, error=None) -> None:
-        results[i] = TaskResult(tasks[i], status, value, error, time.monotonic() - began, "\n".join(child.output))
+        results[i] = TaskResult(tasks[i], status, value, error, time.monotonic() - began, child.output.text())
         if on_result:
             on_result(results[i])
 
@@ -176,21 +240,28 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
                 finish(current, TIMEOUT, error=f"timed out after {limit:g} s")
                 return current + 1
             continue
-        event = msg.get("event")
-        if event == "start":
-            current, began = start + msg["task"], time.monotonic()
+        # Code in the child could write to the channel too: a message that names no task of this child, or
+        # one already finished, is ignored rather than trusted.
+        event = msg.get("event") if isinstance(msg, dict) else None
+        index = _task_index(msg, start, len(tasks))
+        if event == "start" and index is not None:
+            current, began = index, time.monotonic()
         elif event == "progress" and on_progress and current is not None:
-            on_progress(current, msg.get("info") or {})
-        elif event == "done":
-            last_done = start + msg["task"]
-            finish(last_done, OK, value=msg.get("value"))
+            info = msg.get("info")
+            on_progress(current, info if isinstance(info, dict) else {})
+        elif event in ("done", "error") and index is not None and results[index] is None:
+            last_done = index
+            if event == "done":
+                finish(index, OK, value=msg.get("value"))
+            else:
+                finish(index, ERROR, error=str(msg.get("error")))
             current = None
-        elif event == "error":
-            last_done = start + msg["task"]
-            finish(last_done, ERROR, error=msg.get("error"))
+        elif event == "unreadable" and current is not None:
+            last_done = current
+            finish(current, ERROR, error=f"it sent a message gpudash cannot read ({msg.get('why')})")
             current = None
         elif event == "eof":
-            code = child.proc.wait()
+            code = child.finish()
             tail = child.drain_output()
             if last_done is not None:  # what it printed may have arrived after its "done"
                 results[last_done].output_tail = tail
@@ -204,8 +275,16 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
             return len(tasks)
 
 
+def _task_index(msg: Any, start: int, count: int) -> int | None:
+    task = msg.get("task") if isinstance(msg, dict) else None
+    if isinstance(task, int) and not isinstance(task, bool) and 0 <= task < count - start:
+        return start + task
+    return None
+
+
 def _last_line(child: _Child) -> str:
-    return f": {child.output[-1]}" if child.output else ""
+    line = child.output.last_line()
+    return f": {line}" if line else ""
 
 
 def run_one(task: Task, **kwargs) -> TaskResult:

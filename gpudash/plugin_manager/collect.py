@@ -56,15 +56,21 @@ def _collect(pm: GpudashPluginManager, hook: str) -> list[Registered]:
     if hook in pm.collected:
         return pm.collected[hook]
     plural = _KINDS[hook][1]
-    order = {name: i for i, name in enumerate(pm.records)}  # plugins in load order, not pluggy's
-    impls = sorted(getattr(pm.hook, hook).get_hookimpls(), key=lambda impl: order.get(impl.plugin_name, len(order)))
+    impls = {impl.plugin_name: impl for impl in getattr(pm.hook, hook).get_hookimpls()}
     found: list[Registered] = []
-    for impl in impls:
-        record = pm.records[impl.plugin_name]
+    for name, record in list(pm.records.items()):  # plugins in load order, not pluggy's
         names: list[str] = []
-        register = _register_callback(pm, hook, record, names, found)
-        kwargs = {"register": register} if "register" in impl.argnames else {}  # a hook may take no arguments
-        run_plugin_code(pm, record, f"{hook} raised ", functools.partial(impl.function, **kwargs))
+        if name in pm.catalogued:  # a third-party plugin, registered in its vetting child
+            items = pm.catalogued[name][hook]
+            found.extend(items)
+            names = [reg.name for reg in items]
+        elif name in impls:
+            impl = impls[name]
+            register = _register_callback(pm, hook, record, names, found)
+            kwargs = {"register": register} if "register" in impl.argnames else {}  # a hook may take no arguments
+            run_plugin_code(pm, record, f"{hook} raised ", functools.partial(impl.function, **kwargs))
+        else:
+            continue
         record.provides[plural] = names
     pm.collected[hook] = found
     return found
@@ -94,9 +100,10 @@ _kernel_lock = threading.Lock()
 
 
 def kernels_from_plugins() -> list[Kernel]:
-    """Kernels from the installed plugins (entry points only), gathered once per process."""
+    """Kernels from the installed plugins (entry points only), gathered once per process. A kernel runs in the
+    caller's process, so the plugins are imported here (after vetting)."""
     global _kernel_cache
     with _kernel_lock:
         if _kernel_cache is None:
-            _kernel_cache = [r.obj for r in collect_kernels(make_plugin_manager())]
+            _kernel_cache = [r.obj for r in collect_kernels(make_plugin_manager(import_here=True))]
         return list(_kernel_cache)

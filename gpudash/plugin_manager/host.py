@@ -6,7 +6,11 @@ by name and runs it. Whatever goes wrong here (the plugin does not load, raises,
 malformed) is raised, and the runner reports it.
 
 Vetting (gpudash.plugin_manager.loading): the child imports one candidate plugin and calls its register_*
-hooks, so that a crash or a hang there kills this child rather than gpudash.
+hooks, so that a crash or a hang there kills this child rather than gpudash, and sends back the plugin's
+catalog (gpudash.plugin_manager.catalog), from which gpudash knows the plugin without importing it.
+
+What this side returns is checked again in gpudash's own process (gpudash.plugin_manager.checked): code
+that runs here may have changed anything in this process.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from gpudash.models import json_safe
 from gpudash.plugin_manager import (
     GpudashPluginManager,
     Registered,
+    catalog,
     collect_benchmarks,
     collect_checks,
     list_plugins,
@@ -57,10 +62,11 @@ def vetting_ready() -> bool:
 
 def vet_plugin(
     name: str, source: str, target: str, dist_name: str, version: str | None, progress: Callable[..., None]
-) -> list[str]:
-    """Import one plugin and call its register_* hooks, as the parent is about to. Returns the load errors
-    (the parent records its own when it imports the plugin); a crash or hang here is the runner's to report."""
+) -> dict[str, Any]:
+    """Import one plugin and call its register_* hooks; returns its catalog (catalog.describe). Any exception
+    the plugin raises, KeyboardInterrupt included, is a load error in it; a crash or hang is the runner's."""
     pm = GpudashPluginManager(on_error=None)
+    pm.contained = True
     progress(stage="import")
     if source == ENTRY_POINT:
         record = load_entry_point(pm, EntryPoint(name, target, ENTRY_POINT_GROUP), dist_name, version)
@@ -68,7 +74,7 @@ def vet_plugin(
         record = load_plugin_file(pm, Path(target))
     progress(stage="register")
     list_plugins(pm)
-    return record.errors
+    return catalog.describe(pm, record)
 
 
 def end_vetting() -> None:

@@ -1,11 +1,16 @@
-"""Loading: third-party plugins vetted in a child process first, then imported here (make_plugin_manager).
+"""Loading: third-party plugins are imported in a child process only (vetting), and make_plugin_manager.
 
 Vetting imports every third-party candidate in ONE child (gpudash.plugin_manager.host.vet_plugin), one after
-another, each with a time limit, so one that crashes or hangs while it imports or registers (a broken native
-extension, a module that blocks) is reported as failed instead of taking gpudash down. When a candidate kills
-the child or overruns, it is marked failed and a new child takes the rest. gpudash's own built-ins are trusted
-and not vetted, so a machine without third-party plugins starts no child at all. A plugin that merely raises
-passes vetting: the parent imports it and records its exception like any other load error.
+another, each with a time limit, and calls its register_* hooks. One that crashes or hangs there (a broken
+native extension, a module that blocks) is reported as failed; when it kills the child or overruns, a new
+child takes the rest. For each of the others the child sends back a catalog (gpudash.plugin_manager.catalog):
+gpudash's own process takes the plugin's record and its checks, benchmarks and kernels from there and never
+imports the plugin. A plugin's code therefore runs twice at most: in the vetting child, and in the child that
+runs its checks and benchmarks (gpudash.plugin_manager.host).
+
+gpudash's own built-ins are trusted and imported here, not vetted, so a machine without third-party plugins
+starts no child at all. Kernels (gpudash.ops) run in the caller's process by nature, so kernels_from_plugins
+asks for the plugins to be imported there (after vetting) with import_here=True; so does any child.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from gpudash.plugin_manager.records import (
 )
 from gpudash.plugin_manager.sources import (
     child_env,
+    in_plugin_child,
     is_builtin,
     load_entry_point_plugins,
     load_plugin_dir,
@@ -46,6 +52,14 @@ _START_UP_S = 60.0  # the child starting python and gpudash's plugin machinery, 
 # Set in the vetting child: a plugin that makes a plugin manager while it loads (kernels_from_plugins, say)
 # must not start a vetting child of its own there, which would vet that plugin again, and so on without end.
 _IN_VETTING_CHILD_ENV = "GPUDASH_IN_PLUGIN_VETTING"
+
+
+@dataclass
+class Verdicts:
+    """What vetting found, by plugin_key: why a plugin failed, or the catalog of one that loaded."""
+
+    failures: dict[str, str]
+    catalog: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -100,11 +114,13 @@ def vet_time_limit() -> float:
     return limit
 
 
-def vet_plugins(found: list[Candidate]) -> dict[str, str]:
-    """Try each candidate in a child process; plugin_key -> reason for each that crashed or hung it."""
+def vet_plugins(found: list[Candidate]) -> Verdicts:
+    """Try each candidate in a child process: a failure for each that crashed or hung it (or whose vetting
+    broke), the catalog of each of the others."""
+    verdicts = Verdicts({}, {})
     if not found or os.environ.get(_IN_VETTING_CHILD_ENV):
-        return {}
-    from gpudash.measure.runner import CRASHED, TIMEOUT, Task, run_tasks
+        return verdicts
+    from gpudash.measure.runner import CRASHED, OK, TIMEOUT, Task, run_tasks
 
     limit = vet_time_limit()
     tasks = [Task("gpudash.plugin_manager.host:vetting_ready", timeout_s=_START_UP_S, name="vetting: start-up")]
@@ -137,14 +153,17 @@ def vet_plugins(found: list[Candidate]) -> dict[str, str]:
         on_result=on_result,
         env={**child_env(), _IN_VETTING_CHILD_ENV: "1"},
     )
-    failures: dict[str, str] = {}
     for i, candidate in enumerate(found, start=1):
         result = results[i]
-        if result.status in (CRASHED, TIMEOUT):
-            step = "registration" if stages.get(i) == "register" else "import"
+        step = "registration" if stages.get(i) == "register" else "import"
+        if result.status == OK:
+            verdicts.catalog[candidate.key] = result.value
+        elif result.status in (CRASHED, TIMEOUT):
             outcome = "crashed" if result.status == CRASHED else "hung"
-            failures[candidate.key] = f"plugin {step} {outcome}: {result.error}"
-    return failures
+            verdicts.failures[candidate.key] = f"plugin {step} {outcome}: {result.error}"
+        else:  # the vetting code itself raised, or never ran
+            verdicts.failures[candidate.key] = f"plugin vetting failed ({result.status}): {result.error}"
+    return verdicts
 
 
 def make_plugin_manager(
@@ -153,19 +172,24 @@ def make_plugin_manager(
     *,
     on_error: ErrorReporter | None = report_to_stderr,
     vet_failures: dict[str, str] | None = None,
+    import_here: bool = False,
 ) -> GpudashPluginManager:
     """A fresh plugin manager (nothing is built at import time): entry points, then one-file plugins.
 
-    Third-party plugins are vetted in a child process first (gpudash.plugin_manager.loading); those that
-    crash or hang it are recorded as failed and never imported here. A child process that runs plugins
-    passes the parent's verdicts as `vet_failures` (plugin_key -> reason) instead of vetting again.
+    Third-party plugins are vetted in a child process first (see above); those that crash or hang it are
+    recorded as failed. The others are known here from their catalog, unless `import_here` (or this process
+    is itself a plugin child): then they are imported here. A child process that runs plugins passes the
+    parent's verdicts as `vet_failures` (plugin_key -> reason) instead of vetting again.
     `on_error(plugin, message)` hears each load error (default: one line on stderr; the TUI passes None and
     shows `pm.records` instead). Raises UsageError for a plugin directory that does not exist.
     """
     pm = GpudashPluginManager(on_error)
+    pm.contained = in_plugin_child()
+    pm.imports_plugins = import_here or pm.contained
     allowed = allowed_names()
     if vet_failures is None:
-        vet_failures = vet_plugins(candidates(plugin_dirs, load_entry_points, allowed))
+        verdicts = vet_plugins(candidates(plugin_dirs, load_entry_points, allowed))
+        vet_failures, pm.catalog = verdicts.failures, verdicts.catalog
     pm.vet_failures = dict(vet_failures)
     if load_entry_points:
         load_entry_point_plugins(pm, allowed)

@@ -16,6 +16,8 @@ from typing import Any, TypeVar
 import pluggy
 
 from gpudash import hookspecs
+from gpudash.lifetime import Terminated
+from gpudash.plain_text import one_line
 from gpudash.plugin_manager.records import (
     ENTRY_POINT,
     FILE,
@@ -42,11 +44,20 @@ class GpudashPluginManager(pluggy.PluginManager):
         self.load_entry_points = False
         self.on_error = on_error
         self.collected: dict[str, list[Registered]] = {}  # by register_* hook; registering clears it
-        # plugin_key -> why the plugin is not imported here: it crashed or hung its vetting child (vetting.py)
+        # plugin_key -> why the plugin is not imported here: it crashed or hung its vetting child (loading.py)
         self.vet_failures: dict[str, str] = {}
+        # plugin_key -> what the vetting child reported of a plugin that is not imported here (catalog.py)
+        self.catalog: dict[str, Any] = {}
+        # plugin name -> {register_* hook: its items}, for plugins known from the catalog only
+        self.catalogued: dict[str, dict[str, list[Registered]]] = {}
+        # Whether third-party plugins may be imported into this process: in a child, or for kernels, which run
+        # in the caller's process by nature. gpudash's own process takes them from the catalog instead.
+        self.imports_plugins = True
+        # In a child process, a KeyboardInterrupt from plugin code is the plugin's fault: no terminal reaches it.
+        self.contained = False
 
     def fail(self, record: PluginRecord, message: str) -> None:
-        message = " ".join(message.split())  # pluggy's messages span lines; one line each here
+        message = one_line(message)  # pluggy's messages span lines, a plugin's may hold escapes: one safe line
         record.errors.append(message)
         if self.on_error:
             self.on_error(record.name, message)
@@ -102,12 +113,21 @@ def run_plugin_code(
     pm: GpudashPluginManager, record: PluginRecord, failure: str, code: Callable[[], T]
 ) -> tuple[bool, T | None]:
     """(True, what `code()` returned), with its prints sent to stderr; (False, None) when it raised, after
-    recording the error against the plugin as `failure` followed by "Type: message". Ctrl-C still stops gpudash."""
+    recording the error against the plugin as `failure` followed by "Type: message".
+
+    Any exception is the plugin's, even SystemExit and, in a child (pm.contained), KeyboardInterrupt. In
+    gpudash's own process Ctrl-C and SIGTERM still stop gpudash: only trusted code is imported there.
+    """
     try:
         with contextlib.redirect_stdout(sys.stderr):
             return True, code()
-    except KeyboardInterrupt:
+    except Terminated:
         raise
+    except KeyboardInterrupt as exc:
+        if not pm.contained:
+            raise
+        pm.fail(record, f"{failure}{type(exc).__name__}: {exc}")
+        return False, None
     except BaseException as exc:  # ImportError, a raise at import, even SystemExit
         pm.fail(record, f"{failure}{type(exc).__name__}: {exc}")
         return False, None

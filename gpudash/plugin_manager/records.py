@@ -1,10 +1,11 @@
 """What gpudash keeps about each plugin, which plugins may load, and how plugin trouble stays contained.
 
-PluginRecord and Registered are what `gpudash plugins` shows and what the register_* hooks produced.
+PluginRecord and Registered are what `gpudash plugins` shows and what the register_* hooks produced; for a
+third-party plugin, known here from its vetting child, Registered.obj is a PluginItem.
 GPUDASH_LOAD_PLUGINS=name1,name2 selects plugins: a name matches an entry point by its own name or its
 distribution's (`gpudash` selects both built-ins), or a one-file plugin by its file stem, compared canonically
-(case, and -_. alike); unset loads everything, empty loads nothing. Plugin code that runs in gpudash's own
-process while registering has its prints sent to stderr, and a raise there (even SystemExit) costs only itself.
+(case, and -_. alike); unset loads everything, empty loads nothing. Plugin code that runs while registering
+has its prints sent to stderr, and a raise there (even SystemExit) costs only itself.
 """
 
 from __future__ import annotations
@@ -54,6 +55,22 @@ class Registered:
     plugin: str
     name: str
     obj: Any
+
+
+@dataclass(frozen=True)
+class PluginItem:
+    """A check, benchmark or kernel that a third-party plugin registered in its vetting child, as gpudash's own
+    process knows it: what deciding where and how long to run it takes, never the plugin's code
+    (gpudash.plugin_manager.catalog). `Registered.obj` holds one of these for such plugins."""
+
+    name: str
+    description: str = ""
+    needs_device: bool = True  # checks and benchmarks
+    vendors: tuple[str, ...] | None = None
+    timeout_s: float | None = None
+    op: str = ""  # kernels
+    precision: str = ""
+    priority: int = 0
 
 
 LOAD_ENV = "GPUDASH_LOAD_PLUGINS"

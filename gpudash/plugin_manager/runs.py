@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gpudash.plain_text import one_line
+from gpudash.plugin_manager import checked
 from gpudash.plugin_manager.collect import collect_benchmarks, collect_checks
 from gpudash.plugin_manager.loading import make_plugin_manager
 from gpudash.plugin_manager.manager import GpudashPluginManager
@@ -101,10 +103,10 @@ def broken_result(status: str, error: str | None, kind: str) -> tuple[str, str]:
     if status == "cancelled":
         return SKIP, "cancelled"
     if status == "error":  # the runner gives "Type: message"
-        kind_of, _, message = (error or "").partition(": ")
-        return ERROR, f"the {kind} raised {kind_of}: {message}" if message else f"the {kind} raised {error}"
+        kind_of, _, message = (error or "").partition(": ")  # the message is the plugin's: one safe line
+        return ERROR, one_line(f"the {kind} raised {kind_of}: {message}" if message else f"the {kind} raised {error}")
     what = {"timeout": "did not finish", "crashed": "killed its process"}.get(status, status)
-    return ERROR, f"the {kind} {what}: {error}"
+    return ERROR, one_line(f"the {kind} {what}: {error}")
 
 
 DEFAULT_CHECK_TIMEOUT_S = 60.0
@@ -150,8 +152,8 @@ def run_checks(
 
     def finished(i: int, task_result: TaskResult) -> None:
         slot, reg, device = started[i]
-        if task_result.ok:
-            result = CheckResult.from_dict(task_result.value)
+        if task_result.ok:  # checked: the child ran plugin code, and its answer goes to JSON and the screen
+            result = checked.check_result(task_result.value, reg.plugin, reg.name, device.key)
         else:
             status, summary = broken_result(task_result.status, task_result.error, "check")
             result = CheckResult(
@@ -232,8 +234,15 @@ def run_benchmarks(
     def finished(i: int, task_result: TaskResult) -> None:
         run, dev = started[i]
         if task_result.ok:
-            run.status, run.results = "ok", list(task_result.value)
-            _fill_efficiency(run.results, peaks_for(dev))
+            try:
+                run.results = checked.benchmark_results(task_result.value)
+            except checked.Invalid as exc:
+                run.status, run.summary = ERROR, f"the benchmark returned an invalid result: {exc}"
+            else:
+                run.status = "ok"
+                for item in run.results:
+                    item["plugin"], item["benchmark"] = run.plugin, run.benchmark
+                _fill_efficiency(run.results, peaks_for(dev))
         else:
             run.status, run.summary = broken_result(task_result.status, task_result.error, "benchmark")
         if on_result:

@@ -18,6 +18,7 @@ from types import ModuleType
 
 from gpudash.errors import UsageError
 from gpudash.measure.runner import import_path_without_cwd
+from gpudash.plugin_manager import catalog
 from gpudash.plugin_manager.manager import GpudashPluginManager, run_plugin_code
 from gpudash.plugin_manager.records import (
     ENTRY_POINT,
@@ -44,12 +45,11 @@ def load_entry_point_plugins(pm: GpudashPluginManager, allowed: set[str] | None)
 
 
 def load_entry_point(pm: GpudashPluginManager, ep: EntryPoint, dist_name: str, version: str | None) -> PluginRecord:
-    """Import one entry point and register what it names, unless it failed its vetting."""
+    """Import one entry point and register what it names, unless it failed its vetting or, in gpudash's own
+    process, is a third-party plugin: that one is taken from its vetting child's catalog."""
     record = PluginRecord(ep.name, ENTRY_POINT, f"{dist_name} {version}", version=version, target=ep.value)
     pm.records[ep.name] = record
-    vetting_failure = pm.vet_failures.get(plugin_key(ENTRY_POINT, ep.value))
-    if vetting_failure:
-        pm.fail(record, vetting_failure)
+    if not _may_import(pm, record, plugin_key(ENTRY_POINT, ep.value), trusted=is_builtin(dist_name, ep)):
         return record
     imported, plugin = run_plugin_code(pm, record, f"failed to import {ep.value}: ", ep.load)
     if imported:
@@ -95,6 +95,7 @@ def load_plugin_dir(pm: GpudashPluginManager, directory: str, allowed: set[str] 
 
 def plugin_files_in(directory: str, allowed: set[str] | None) -> list[Path]:
     """The one-file plugins in `directory` that GPUDASH_LOAD_PLUGINS lets in, in name order."""
+    check_plugin_dir_name(directory)
     path = Path(directory).expanduser()
     if not path.is_dir():
         raise UsageError(f"plugin directory {directory}: not a directory")
@@ -103,13 +104,18 @@ def plugin_files_in(directory: str, allowed: set[str] | None) -> list[Path]:
     ]
 
 
+def check_plugin_dir_name(directory: str, option: str = "plugin directory") -> None:
+    """A plugin folder is taken only when named: an empty name would be the working directory, whose every .py
+    file would then run. "." says that on purpose. `option` names where it came from (--plugins-dir, a key)."""
+    if not str(directory).strip():
+        raise UsageError(f"{option} {directory!r}: an empty name is not a folder (write '.' for the working directory)")
+
+
 def load_plugin_file(pm: GpudashPluginManager, file: Path) -> PluginRecord:
     """Import one plugin file and register it, unless it failed its vetting."""
     record = PluginRecord(file.stem, FILE, str(file.resolve()))
     pm.records[record.name] = record
-    vetting_failure = pm.vet_failures.get(plugin_key(FILE, record.origin))
-    if vetting_failure:
-        pm.fail(record, vetting_failure)
+    if not _may_import(pm, record, plugin_key(FILE, record.origin), trusted=False):
         return record
     module = _import_file(pm, record, file)
     if module is not None:
@@ -117,6 +123,22 @@ def load_plugin_file(pm: GpudashPluginManager, file: Path) -> PluginRecord:
         record.version = None if version is None else str(version)
         pm.add(module, record)
     return record
+
+
+def _may_import(pm: GpudashPluginManager, record: PluginRecord, key: str, trusted: bool) -> bool:
+    """Whether to import the plugin here. If not, its record is filled from its vetting verdict or catalog."""
+    vetting_failure = pm.vet_failures.get(key)
+    if vetting_failure:
+        pm.fail(record, vetting_failure)
+        return False
+    if trusted or pm.imports_plugins:
+        return True
+    entry = pm.catalog.get(key)
+    if entry is None:  # vetting reports on every third-party plugin; this one it never saw
+        pm.fail(record, "not vetted, so not loaded")
+    else:
+        catalog.apply(pm, record, entry)
+    return False
 
 
 def _import_file(pm: GpudashPluginManager, record: PluginRecord, file: Path) -> ModuleType | None:
@@ -138,9 +160,17 @@ def _import_file(pm: GpudashPluginManager, record: PluginRecord, file: Path) -> 
     return module
 
 
+PLUGIN_CHILD_ENV = "GPUDASH_PLUGIN_CHILD"  # set in every child that runs plugin code (vetting or running)
+
+
+def in_plugin_child() -> bool:
+    return bool(os.environ.get(PLUGIN_CHILD_ENV))
+
+
 def child_env() -> dict[str, str]:
     """The child sees this process's sys.path, so it finds the same plugins (e.g. a target dir a test added),
     but never the working directory."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(import_path_without_cwd())
+    env[PLUGIN_CHILD_ENV] = "1"
     return env

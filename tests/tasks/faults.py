@@ -36,3 +36,25 @@ def with_progress(progress):
     for i in range(3):
         progress(step=i)
     return "done"
+
+
+def forges_messages():
+    """Writes to the runner's private channel itself, as plugin code could: results for tasks that do not
+    exist, then a message nested too deep to read."""
+    import stat
+
+    for fd in range(3, 64):
+        try:
+            if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+                continue
+        except OSError:
+            continue
+        os.write(fd, b'\x1e{"event": "done", "task": 99, "value": "forged"}\n')
+        os.write(fd, b'\x1e{"event": "done", "task": -1, "value": "forged"}\n')
+        os.write(fd, b"\x1e" + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    return "the real value"
+
+
+def shouts(megabytes):
+    sys.stderr.write("x" * (megabytes * 2**20) + "!")
+    return "shouted"
