@@ -374,19 +374,20 @@ def test_bench_live(live_bench):
     assert [run["plugin"] for run in device["plugin_benchmarks"]] == ["adaptive_kernels"]
 
 
-def test_non_finite_plugin_figures_become_null(no_vendor_libs, monkeypatch, tmp_path, capsys):
+def test_non_finite_plugin_figures_are_errors_within_the_contract(no_vendor_libs, monkeypatch, tmp_path, capsys):
     """Regression: a plugin benchmark's inf made `bench --json` crash with a traceback (allow_nan=False), and a
-    check's NaN made `check --json` print NaN, which is not JSON. Both now come out as null."""
+    check's NaN made `check --json` print NaN, which is not JSON. Both are now results with status error that
+    name the field, and the documents stay strict JSON within their schemas."""
     (tmp_path / "nonfinite.py").write_text(NONFINITE_PLUGIN)
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "nonfinite")
     plugins = ["--plugins-dir", str(tmp_path)]
     check = assert_valid("check", cli_json(capsys, *plugins, "check", "--json"))
     (result,) = check["checks"]
-    assert result["status"] == "warn" and result["details"] == {"ratio": None, "worst": [None]}
+    assert result["status"] == "error" and "not a finite number" in result["summary"]
     bench_args = ["bench", "--precisions", "fp32", "--case-budget", "0.02", "--json"]
     bench = assert_valid("bench", cli_json(capsys, *plugins, *bench_args))
     (run,) = bench["devices"][0]["plugin_benchmarks"]
-    assert run["status"] == "ok" and run["results"][0]["gflops"] is None and run["results"][0]["efficiency"] is None
+    assert run["status"] == "error" and run["results"] == [] and "finite" in run["summary"]
 
 
 def test_profile_saved_loaded_and_compared(live_bench, tmp_path):

@@ -178,7 +178,7 @@ def test_export_to_a_symlink_is_one_line_and_exit_2(tmp_path, capsys):
     assert main(["--replay", H100, "export", "--bench", "none", "-o", str(link)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == (
-        f"gpudash: error: {link}: is a symbolic link (to {target}); gpudash does not replace links: name the file itself"
+        f"gpudash: error: -o {link}: is a symbolic link (to {target}); gpudash does not replace links: name the file itself"
     )
     assert link.is_symlink() and target.read_text() == "keep me\n"
 

@@ -16,7 +16,6 @@ from gpudash.plugin_manager import make_plugin_manager, run_checks
 
 HERE = Path(__file__).resolve().parent
 HOSTILE = HERE / "plugin_samples" / "hostile"
-DRIVER = HERE / "lifetime_driver.py"
 GPUDASH = str(Path(sys.executable).parent / "gpudash")
 GONE_WITHIN_S = 5.0
 
@@ -98,7 +97,7 @@ def kill_leftovers():
 def test_a_signal_to_gpudash_ends_it_with_one_line_and_ends_all_it_started(
     tmp_path, kill_leftovers, signum, code, line
 ):
-    args = [sys.executable, str(DRIVER), "--plugins-dir", str(HOSTILE), "check", "--timeout", "300"]
+    args = [sys.executable, "-m", "gpudash", "--plugins-dir", str(HOSTILE), "check", "--timeout", "300"]
     proc = subprocess.Popen(args, env=environment(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     pids = wait_for_pids(tmp_path / "pids", proc)
     kill_leftovers.extend(pids)
@@ -139,7 +138,7 @@ def test_sigterm_to_the_dashboard_gives_the_terminal_back_then_says_why(tmp_path
     pid, fd = pty.fork()
     if pid == 0:  # the child: the dashboard on a terminal of its own
         os.environ.update(environment(tmp_path), TERM="xterm-256color")
-        os.execv(sys.executable, [sys.executable, str(DRIVER), "--dashboard", "--replay", str(snapshot)])
+        os.execv(sys.executable, [sys.executable, "-m", "gpudash", "--replay", str(snapshot)])
     out = b""
 
     def read_for(seconds: float, until: bytes | None = None) -> None:

@@ -25,8 +25,8 @@ def text(snapshot: dict[str, Any]) -> str:
     return json.dumps(snapshot, indent=1) + "\n"
 
 
-def write(snapshot: dict[str, Any], path: str) -> bool:
-    """Write the snapshot file atomically; True when it replaced a file."""
-    from gpudash.fileio import atomic_write_text
+def write(snapshot: dict[str, Any], path: str) -> str:
+    """Write the snapshot file ("-": stdout) through gpudash.fileio: "created", "replaced" or "streamed"."""
+    from gpudash.fileio import write_output
 
-    return atomic_write_text(path, text(snapshot))
+    return write_output(path, text(snapshot))

@@ -75,6 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from gpudash.lifetime import install_exit_handlers
+
+    install_exit_handlers()  # SIGTERM/SIGHUP: one line, exit 143/129, every child process group killed
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

@@ -3,9 +3,7 @@ the one-line messages on stderr."""
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 from gpudash.errors import UsageError
 
@@ -32,25 +30,6 @@ def precision_list(text: str | None, option: str = "--precisions") -> list[str] 
     if unknown:
         raise UsageError(f"{option}: unknown precision '{unknown[0]}' (choose from {', '.join(PRECISIONS)})")
     return list(dict.fromkeys(names))
-
-
-def existing_folder(path: str, option: str) -> None:
-    """Fail before minutes of measuring if the file's folder is not there."""
-    folder = Path(path).parent
-    if not folder.is_dir():
-        raise UsageError(f"{option} {path}: folder {folder} does not exist")
-
-
-def writable_file(path: str, option: str) -> None:
-    """Fail before minutes of measuring if the file could not be written anyway."""
-    target = Path(path)
-    folder = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise UsageError(f"{option} {path}: is a directory, not a file")
-    if not folder.is_dir():
-        raise UsageError(f"{option} {path}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{option} {path}: folder {folder} is not writable")
 
 
 def say(message: str) -> None:

@@ -110,7 +110,8 @@ def run(ctx: Context) -> int:
 def measure(ctx: Context) -> int:
     """A live (or replayed) run: plan it, check the platform, measure, keep, save a profile, print it."""
     from gpudash.actions import bench, profiles
-    from gpudash.cli.arguments import existing_folder, plugin_error, positive_seconds, precision_list, say
+    from gpudash.cli.arguments import plugin_error, positive_seconds, precision_list, say
+    from gpudash.fileio import check_output
     from gpudash.render.bench import render
     from gpudash.render.progress import Progress
 
@@ -120,7 +121,7 @@ def measure(ctx: Context) -> int:
     budget = positive_seconds(args.case_budget, "--case-budget", config["bench"]["case_budget_s"])
     timeout = positive_seconds(args.timeout, "--timeout", config["bench"]["timeout_s"])
     if args.save:
-        existing_folder(args.save, "--save")
+        check_output(args.save, "--save")
     plan = bench.plan(
         ctx.session,
         devices=args.device,

@@ -51,13 +51,14 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.export import DEFAULT_OUTPUT, export_settings, write_export
-    from gpudash.cli.arguments import plugin_error, say, writable_file
+    from gpudash.cli.arguments import plugin_error, say
+    from gpudash.fileio import check_output
     from gpudash.render.export import render
 
     args = ctx.args
     output = args.output or DEFAULT_OUTPUT[args.format]
     if output != "-":
-        writable_file(output, "-o")
+        check_output(output, "-o")
     gathered = export_settings(
         ctx.session,
         device=args.device,

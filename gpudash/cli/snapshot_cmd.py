@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,8 +26,9 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions import snapshot
-    from gpudash.cli.arguments import existing_folder, say
+    from gpudash.cli.arguments import say
     from gpudash.errors import UsageError
+    from gpudash.fileio import REPLACED, STREAMED, check_output
 
     config = ctx.session.config["snapshot"]
     seconds = ctx.args.seconds if ctx.args.seconds is not None else config["seconds"]
@@ -37,13 +37,12 @@ def run(ctx: Context) -> int:
         raise UsageError(f"--seconds: expected a value from 0 to 3600, got {seconds}")
     if interval <= 0:
         raise UsageError(f"--interval: expected a positive number, got {interval}")
-    if ctx.args.output != "-":  # fail before spending seconds sampling
-        existing_folder(ctx.args.output, "-o")
+    check_output(ctx.args.output, "-o")  # fail before spending seconds sampling
     taken = snapshot.take(ctx.session, seconds, interval)
-    if ctx.args.output == "-":
-        sys.stdout.write(snapshot.text(taken))
-        return 0
-    replaced = snapshot.write(taken, ctx.args.output)
-    machine = ctx.session.machine()
-    say(f"{'replaced' if replaced else 'wrote'} {ctx.args.output} ({len(machine.devices)} devices, {machine.label})")
+    how = snapshot.write(taken, ctx.args.output)
+    if how != STREAMED:
+        machine = ctx.session.machine()
+        say(
+            f"{'replaced' if how == REPLACED else 'wrote'} {ctx.args.output} ({len(machine.devices)} devices, {machine.label})"
+        )
     return 0

@@ -22,7 +22,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpudash.models import json_safe
 from gpudash.plugin_manager import (
     GpudashPluginManager,
     Registered,
@@ -116,7 +115,7 @@ def run_check(sources: dict[str, Any], plugin: str, check: str, device: dict[str
         raise ValueError(f"check returned env {bad[0]!r}, which is not an environment variable name")
     if not isinstance(result.details, dict):
         raise TypeError(f"check returned details of type {type(result.details).__name__}, not a dict")
-    return json_safe(result.to_dict())  # a NaN in a plugin's details must not make `check --json` invalid JSON
+    return result.to_dict()  # checked in the parent (checked.py): a NaN makes the result an error there
 
 
 def run_benchmark(
@@ -129,5 +128,5 @@ def run_benchmark(
     for item in items or []:
         entry = bench_result_dict(item)
         entry["plugin"], entry["benchmark"] = plugin, benchmark
-        out.append(json_safe(entry))  # an inf or NaN figure becomes None: `bench --json` is strict JSON
+        out.append(entry)  # checked in the parent (checked.py): an inf or NaN figure makes the run an error
     return out

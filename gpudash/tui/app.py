@@ -21,7 +21,7 @@ from textual.timer import Timer
 from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from gpudash import devices
+from gpudash import devices, lifetime
 from gpudash.actions.session import Session
 from gpudash.config import defaults
 from gpudash.devices import Machine
@@ -205,7 +205,8 @@ def run_app(session: Session) -> int:
     machine = session.machine(include_torch=False)  # torch comes later, in the background
     try:
         app = GpudashApp(session)
-        app.run()
+        with lifetime.graceful(app.exit):  # SIGTERM/SIGHUP end the app normally (terminal restored)
+            app.run()
     finally:
         machine.close()
-    return app.return_code or 0
+    return lifetime.exit_code(app.return_code or 0)
