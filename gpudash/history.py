@@ -2,7 +2,7 @@
 
 Pure Python (no Textual, no torch) so it is cheap to import and easy to test. The TUI keeps one
 `History` for the whole machine; a chart asks for a series already downsampled to its width, because
-plotext's build time grows with the number of points (design.md, "Charts").
+plotext's build time grows with the number of points.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Recording this machine as a snapshot file (the replay format of design.md)."""
+"""Recording this machine as a snapshot file, the format replay reads (gpudash/devices/snapshot_file.py)."""
 
 from __future__ import annotations
 
