@@ -5,18 +5,29 @@ from __future__ import annotations
 from typing import Any
 
 from gpudash.devices import Machine
+from gpudash.devices.fields import lost_reason
 from gpudash.knowledge import arch_for
-from gpudash.models import DeviceInfo, Sample, to_dict
+from gpudash.models import LOST, OK, DeviceInfo, Sample, to_dict
 from gpudash.precisions import PRECISIONS
 
 INFO_VERSION = 1
+UNKNOWN = "unknown"  # a lost GPU's architecture and precisions: nothing is claimed for it
+
+
+def device_status(device: DeviceInfo, sample: Sample | None = None) -> tuple[str, str | None]:
+    """("ok", None), or ("lost", the driver's reason) when enumeration or the latest reading found it gone."""
+    for holder in (sample, device):
+        if holder is not None and holder.status == LOST:
+            return LOST, lost_reason(holder.unavailable.get("device") or "unreachable")
+    return OK, None
 
 
 def precision_support(device: DeviceInfo) -> dict[str, dict[str, Any]]:
+    if device.status == LOST:  # every precision key stays, none claimed
+        return {name: {"native": False, "support": UNKNOWN} for name in PRECISIONS}
     arch = arch_for(device)
-    torch_view = device.extra.get("torch")
-    if not isinstance(torch_view, dict):
-        torch_view = {}
+    recorded = device.extra.get("torch")
+    torch_view: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
     out = {}
     for name in PRECISIONS:
         level = arch.precisions.get(name, "absent")
@@ -29,16 +40,20 @@ def precision_support(device: DeviceInfo) -> dict[str, dict[str, Any]]:
 
 def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, Any]:
     arch = arch_for(device)
+    status, status_reason = device_status(device, sample)
+    known = device.status != LOST
     out = {
         "index": device.index,
         "vendor": device.vendor,
         "name": device.name,
-        "arch": arch.family,
+        "arch": arch.family if known else UNKNOWN,
         "compute_capability": device.compute_capability,
         "gfx_target": device.gfx_target,
         "memory_total_bytes": device.memory_total_bytes,
-        "fp8_dtype": arch.fp8_dtype,
+        "fp8_dtype": arch.fp8_dtype if known else None,
         "precisions": precision_support(device),
+        "status": status,
+        "status_reason": status_reason,
         # Extensions beyond the contract's required keys:
         "uuid": device.uuid,
         "pci_bus_id": device.pci_bus_id,
@@ -47,7 +62,7 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
         "max_clock_mhz": device.max_clock_mhz,
         "torch_index": device.torch_index,
         "sources": device.sources,
-        "notes": list(arch.notes),
+        "notes": list(arch.notes) if known else [f"GPU lost: {status_reason}"],
         "unavailable": device.unavailable,
     }
     if device.vendor == "cpu":
@@ -60,12 +75,16 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
 
 def info_json(machine: Machine, with_samples: bool = True) -> dict[str, Any]:
     samples = machine.sample_all() if with_samples else {}
+    runtime = to_dict(machine.runtime)
     return {
         "version": INFO_VERSION,
         "replayed": machine.replayed,
         "source": machine.label,
         "host": to_dict(machine.host),
-        "runtime": to_dict(machine.runtime),
+        # "runtime" keeps only version strings (text outputs print every value in it); the reasons
+        # for the ones missing sit next to it.
+        "runtime": {k: v for k, v in runtime.items() if k != "unavailable"},
+        "runtime_unavailable": runtime.get("unavailable") or {},
         "devices": [device_json(d, samples.get(d.key)) for d in machine.devices],
         "notes": machine.notes,
     }

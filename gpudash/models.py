@@ -27,11 +27,54 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
 
+# What a device-level status can be: "lost" when the driver can no longer reach the GPU (NVML's
+# GpuIsLost, or a handle lookup failing after enumeration); the driver's reason is unavailable["device"].
+OK, LOST = "ok", "lost"
+
+# Process types as nvidia-smi and nvitop print them: compute, graphics, or both.
+COMPUTE, GRAPHICS, COMPUTE_AND_GRAPHICS = "C", "G", "C+G"
+
+
 @dataclass
 class ProcessUsage:
+    """One process on one GPU: the driver's fields plus what the host says about the same pid.
+
+    A process the host cannot see (it exited, or a host pid seen from inside a container) keeps its
+    driver fields; its host fields stay None with the reason in `unavailable`.
+    """
+
     pid: int
     name: str | None = None
+    memory_used_bytes: int | None = None  # GPU memory
+    type: str | None = None  # "C", "G" or "C+G" (NVIDIA); None where the driver does not tell
+    user: str | None = None
+    command: str | None = None  # the full command line
+    utilization_pct: float | None = None  # NVIDIA: SM share (smUtil); AMD: GFX engine busy share
+    memory_utilization_pct: float | None = None  # NVIDIA: memory-controller share (memUtil)
+    encoder_utilization_pct: float | None = None
+    decoder_utilization_pct: float | None = None
+    cpu_pct: float | None = None  # of one core, like top: a busy 4-thread process can show 400
+    host_memory_bytes: int | None = None  # resident set size (RSS)
+    elapsed_s: float | None = None  # since the process started
+    gpu_instance_id: int | None = None  # MIG only
+    compute_instance_id: int | None = None  # MIG only
+    unavailable: dict[str, str] = field(default_factory=dict)  # field -> reason
+
+
+@dataclass
+class MigInstance:
+    """One MIG device (a GPU instance with its compute instance) on a MIG-enabled GPU."""
+
+    index: int  # the MIG device index on its parent GPU
+    gpu_instance_id: int | None = None
+    compute_instance_id: int | None = None
+    name: str | None = None  # "NVIDIA H100 80GB HBM3 MIG 3g.40gb"
+    uuid: str | None = None  # "MIG-..."
+    multiprocessors: int | None = None
     memory_used_bytes: int | None = None
+    memory_total_bytes: int | None = None
+    processes: list[ProcessUsage] | None = None
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -55,6 +98,7 @@ class DeviceInfo:
     sources: list[str] = field(default_factory=list)  # "nvml", "amdsmi", "torch", "cpu", "replay"
     unavailable: dict[str, str] = field(default_factory=dict)  # field -> reason
     extra: dict[str, Any] = field(default_factory=dict)  # anything else worth showing (torch's view)
+    status: str = OK  # OK or LOST (then unavailable["device"] holds the driver's reason)
 
     @property
     def key(self) -> str:
@@ -78,14 +122,28 @@ class Sample:
     processes: list[ProcessUsage] | None = None
     timestamp: float | None = None
     unavailable: dict[str, str] = field(default_factory=dict)
+    fan_speed_pct: float | None = None
+    encoder_utilization_pct: float | None = None
+    decoder_utilization_pct: float | None = None
+    performance_state: str | None = None  # "P0" (fastest) .. "P15"
+    persistence_mode: str | None = None  # "enabled" / "disabled"
+    display_active: bool | None = None
+    compute_mode: str | None = None  # "default", "exclusive_process", "prohibited", "exclusive_thread"
+    ecc_errors_uncorrected: int | None = None  # since the driver loaded (NVML's volatile counter)
+    mig_mode: str | None = None  # "enabled" / "disabled"
+    mig_mode_pending: str | None = None  # the mode after the next GPU reset
+    mig_instances: list[MigInstance] | None = None  # one per MIG device when MIG is enabled
+    status: str = OK  # LOST when the GPU fell off the bus since it was enumerated
 
 
 @dataclass
 class Runtime:
     torch: str | None = None
-    cuda: str | None = None
+    cuda: str | None = None  # the CUDA torch was built with
     hip: str | None = None
     driver: str | None = None
+    cuda_driver: str | None = None  # the newest CUDA the NVIDIA driver supports ("12.4")
+    unavailable: dict[str, str] = field(default_factory=dict)  # field -> reason
 
 
 @dataclass
@@ -103,6 +161,8 @@ def to_dict(obj: Any) -> Any:
         return [to_dict(v) for v in obj]
     if isinstance(obj, dict):
         return {k: to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, bytes):  # a last guard: old bindings return bytes, JSON cannot hold them
+        return obj.decode(errors="replace")
     return obj
 
 

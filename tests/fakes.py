@@ -1,35 +1,77 @@
 """Fake vendor bindings driven by snapshot data, so the real adapter code runs without a GPU.
 
 Each fake is a whole module object put into sys.modules (monkeypatch.setitem), the way gpustat fakes
-NVML. Errors are injected per (device index, function name); index None means every device.
+NVML. Errors are injected per (device, function name); device None means every device, and a MIG device
+is (gpu index, MIG index). A reading a snapshot sample marks unavailable with an NVML word (its
+`unavailable` {"power_w": "NotSupported"}) makes the matching NVML call raise that error.
+
+The fake NVML's versioned process calls and nvmlDeviceGetProcessUtilization are nvidia-ml-py's own
+functions, re-bound to a fake `_nvmlGetFunctionPointer`: the binding's ctypes code runs against C-like
+fake driver functions, which export only the process API versions the simulated driver has.
 """
 
 from __future__ import annotations
 
+import ctypes
 import itertools
 import json
+import time
 import types
 from collections import namedtuple
 from pathlib import Path
 
-import pynvml as real_pynvml  # only for its exception classes and constants
+import pynvml as real_pynvml  # its exception classes, constants and ctypes code
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "snapshots"
+GONE_PID = 2**22 + 12345  # above Linux's largest pid_max: never a live process on the test machine
 
 Memory = namedtuple("Memory", "total free used")
 Utilization = namedtuple("Utilization", "gpu memory")
 Pci = namedtuple("Pci", "busId")
-Process = namedtuple("Process", "pid usedGpuMemory")
+Attributes = namedtuple("Attributes", "multiprocessorCount")
+OldProcess = namedtuple("OldProcess", "pid usedGpuMemory")  # what bindings before _v2 returned
+
+# Sample field -> the NVML call that reads it (for `unavailable` words in snapshot samples).
+FIELD_CALLS = {
+    "utilization_pct": "nvmlDeviceGetUtilizationRates",
+    "temperature_c": "nvmlDeviceGetTemperature",
+    "power_w": "nvmlDeviceGetPowerUsage",
+    "power_limit_w": "nvmlDeviceGetEnforcedPowerLimit",
+    "fan_speed_pct": "nvmlDeviceGetFanSpeed",
+    "encoder_utilization_pct": "nvmlDeviceGetEncoderUtilization",
+    "decoder_utilization_pct": "nvmlDeviceGetDecoderUtilization",
+    "performance_state": "nvmlDeviceGetPerformanceState",
+    "persistence_mode": "nvmlDeviceGetPersistenceMode",
+    "display_active": "nvmlDeviceGetDisplayActive",
+    "compute_mode": "nvmlDeviceGetComputeMode",
+    "ecc_errors_uncorrected": "nvmlDeviceGetTotalEccErrors",
+    "mig_mode": "nvmlDeviceGetMigMode",
+}
+_COMPUTE_MODES = {"default": 0, "exclusive_thread": 1, "prohibited": 2, "exclusive_process": 3}
+_ULLONG_MAX = 2**64 - 1
+_NO_INSTANCE = 0xFFFFFFFF
+PROCESS_API_VERSIONS = ("v1", "v2", "v3")
 
 
 def load_example(name: str) -> dict:
     return json.loads((EXAMPLES / name).read_text())
 
 
-def _raiser(errors, index, func):
-    exc = errors.get((index, func)) or errors.get((None, func))
+def nvml_error(word: str) -> Exception | None:
+    """NVMLError_NotSupported() for 'NotSupported'; None when the word is not an NVML error name."""
+    cls = getattr(real_pynvml, f"NVMLError_{word}", None)
+    return cls() if isinstance(cls, type) and issubclass(cls, real_pynvml.NVMLError) else None
+
+
+def _raiser(errors, key, func):
+    exc = errors.get((key, func)) or errors.get((None, func))
     if exc is not None:
         raise exc
+
+
+def _key(handle):
+    mig = getattr(handle, "mig", None)
+    return handle.index if mig is None else (handle.index, mig)
 
 
 def make_fake_pynvml(
@@ -40,26 +82,41 @@ def make_fake_pynvml(
     errors=None,
     init_error: Exception | None = None,
     memory_v2: bool = True,
+    process_api: str = "v3",
+    old_binding: bool = False,
+    strings_as_bytes: bool | None = None,
 ) -> types.ModuleType:
+    """A pynvml module over `devices` (snapshot device dicts; their samples cycle per reading).
+
+    process_api: the newest process API the simulated driver exports ("v3"; "v2" for drivers before
+    R510; "v1" for drivers with neither versioned symbol). old_binding: nvidia-ml-py from before the
+    versioned process calls (no _v2/_v3 functions, no nvmlMemory_v2, strings as bytes).
+    """
     errors = errors or {}
+    as_bytes = old_binding if strings_as_bytes is None else strings_as_bytes
+    exported = PROCESS_API_VERSIONS[: PROCESS_API_VERSIONS.index(process_api) + 1]
     nv = types.ModuleType("pynvml")
     for name in dir(real_pynvml):
-        if name.startswith(("NVMLError", "NVML_")) or name == "nvmlMemory_v2":
+        if name.startswith(("NVMLError", "NVML_", "NVMLLibraryMismatchError")):
             setattr(nv, name, getattr(real_pynvml, name))
+    if not old_binding:
+        nv.nvmlMemory_v2 = real_pynvml.nvmlMemory_v2
     streams = [itertools.cycle(d.get("samples") or [{}]) for d in devices]
     current = [dict(d.get("samples", [{}])[0]) if d.get("samples") else {} for d in devices]
     calls: list[str] = []
     nv.calls = calls
 
-    def handle_of(h):
-        return h.index
+    def out(value):
+        return value.encode() if as_bytes and isinstance(value, str) else value
 
     def api(func_name):
         def wrap(fn):
             def inner(*args, **kwargs):
                 calls.append(func_name)
-                index = handle_of(args[0]) if args and isinstance(args[0], types.SimpleNamespace) else None
-                _raiser(errors, index, func_name)
+                key = _key(args[0]) if args and isinstance(args[0], types.SimpleNamespace) else None
+                _raiser(errors, key, func_name)
+                if isinstance(key, int):
+                    _raise_marked(key, func_name)
                 return fn(*args, **kwargs)
 
             setattr(nv, func_name, inner)
@@ -67,13 +124,33 @@ def make_fake_pynvml(
 
         return wrap
 
+    def _raise_marked(index, func_name):
+        """A sample's unavailable {"field": "NotSupported"} -> the field's call raises NotSupported."""
+        for field, why in (current[index].get("unavailable") or {}).items():
+            if FIELD_CALLS.get(field) == func_name and nvml_error(why) is not None:
+                raise nvml_error(why)
+
+    def sample_of(h):
+        return current[h.index]
+
+    def mig_of(h):
+        for instance in sample_of(h).get("mig_instances") or []:
+            if instance["index"] == h.mig:
+                return instance
+        raise real_pynvml.NVMLError_NotFound()
+
+    def processes_of(h, kind: str) -> list[dict]:
+        holder = mig_of(h) if getattr(h, "mig", None) is not None else sample_of(h)
+        wanted = "C" if kind == "Compute" else "G"
+        return [p for p in holder.get("processes") or [] if wanted in (p.get("type") or "C")]
+
     @api("nvmlInit")
     def _init():
         if init_error is not None:
             raise init_error
 
     api("nvmlShutdown")(lambda: None)
-    api("nvmlSystemGetDriverVersion")(lambda: driver)
+    api("nvmlSystemGetDriverVersion")(lambda: out(driver))
     api("nvmlSystemGetCudaDriverVersion")(lambda: cuda)
     api("nvmlDeviceGetCount")(lambda: len(devices))
 
@@ -83,46 +160,205 @@ def make_fake_pynvml(
         current[i] = next(streams[i])
         return types.SimpleNamespace(index=i)
 
-    api("nvmlDeviceGetName")(lambda h: devices[h.index]["name"])
-    api("nvmlDeviceGetUUID")(lambda h: devices[h.index].get("uuid") or f"GPU-0000-{h.index}")
+    @api("nvmlDeviceGetName")
+    def _name(h):
+        if getattr(h, "mig", None) is not None:
+            return out(mig_of(h)["name"])
+        return out(devices[h.index]["name"])
+
+    @api("nvmlDeviceGetUUID")
+    def _uuid(h):
+        if getattr(h, "mig", None) is not None:
+            return out(mig_of(h).get("uuid") or f"MIG-0000-{h.index}-{h.mig}")
+        return out(devices[h.index].get("uuid") or f"GPU-0000-{h.index}")
+
     api("nvmlDeviceGetPciInfo")(
-        lambda h: Pci(devices[h.index].get("pci_bus_id") or f"00000000:{h.index + 0x17:02X}:00.0")
+        lambda h: Pci(out(devices[h.index].get("pci_bus_id") or f"00000000:{h.index + 0x17:02X}:00.0"))
     )
     api("nvmlDeviceGetCudaComputeCapability")(
         lambda h: tuple(int(x) for x in devices[h.index]["compute_capability"].split("."))
     )
     api("nvmlDeviceGetMaxClockInfo")(lambda h, kind: devices[h.index].get("max_clock_mhz") or 1980)
 
-    def _advance(h):
-        current[h.index] = next(streams[h.index])
-        return current[h.index]
-
     @api("nvmlDeviceGetMemoryInfo")
     def _memory(h, version=None):
-        if version is not None and not memory_v2:
+        if version is not None and (not memory_v2 or old_binding):
             raise real_pynvml.NVMLError_FunctionNotFound()
-        s = _advance(h)
+        if getattr(h, "mig", None) is not None:
+            instance = mig_of(h)
+            total, used = instance["memory_total_bytes"], instance.get("memory_used_bytes", 0)
+            return Memory(total=total, free=total - used, used=used)
+        current[h.index] = next(streams[h.index])  # one reading of the GPU starts with its memory
         total = devices[h.index]["memory_total_bytes"]
-        used = s.get("memory_used_bytes", 0)
+        used = current[h.index].get("memory_used_bytes", 0)
         return Memory(total=total, free=total - used, used=used)
 
-    api("nvmlDeviceGetUtilizationRates")(
-        lambda h: Utilization(
-            current[h.index].get("utilization_pct", 0), current[h.index].get("memory_utilization_pct", 0)
-        )
+    def reading(field, default):
+        def read(h, *_):
+            value = sample_of(h).get(field)
+            if value is None:
+                if isinstance(default, Exception):
+                    raise default
+                return default
+            return value
+
+        return read
+
+    util = reading("utilization_pct", 0)
+    mem_util = reading("memory_utilization_pct", 0)
+    api("nvmlDeviceGetUtilizationRates")(lambda h: Utilization(util(h), mem_util(h)))
+    api("nvmlDeviceGetTemperature")(reading("temperature_c", 40))
+    api("nvmlDeviceGetPowerUsage")(lambda h: int(reading("power_w", 100)(h) * 1000))
+    api("nvmlDeviceGetEnforcedPowerLimit")(
+        lambda h: int((sample_of(h).get("power_limit_w") or devices[h.index].get("power_limit_w", 700)) * 1000)
     )
-    api("nvmlDeviceGetTemperature")(lambda h, sensor: current[h.index].get("temperature_c", 40))
-    api("nvmlDeviceGetPowerUsage")(lambda h: int(current[h.index].get("power_w", 100) * 1000))
-    api("nvmlDeviceGetEnforcedPowerLimit")(lambda h: int(devices[h.index].get("power_limit_w", 700) * 1000))
     api("nvmlDeviceGetClockInfo")(
-        lambda h, kind: current[h.index].get(
+        lambda h, kind: sample_of(h).get(
             "sm_clock_mhz" if kind == real_pynvml.NVML_CLOCK_SM else "memory_clock_mhz", 1000
         )
     )
-    api("nvmlDeviceGetComputeRunningProcesses")(
-        lambda h: [Process(p["pid"], p.get("memory_used_bytes")) for p in current[h.index].get("processes") or []]
-    )
+    # Datacentre boards have no fan of their own: NotSupported unless the sample gives a speed.
+    api("nvmlDeviceGetFanSpeed")(reading("fan_speed_pct", real_pynvml.NVMLError_NotSupported()))
+    api("nvmlDeviceGetEncoderUtilization")(lambda h: [reading("encoder_utilization_pct", 0)(h), 167000])
+    api("nvmlDeviceGetDecoderUtilization")(lambda h: [reading("decoder_utilization_pct", 0)(h), 167000])
+    api("nvmlDeviceGetPerformanceState")(lambda h: int(reading("performance_state", "P0")(h).lstrip("P")))
+    api("nvmlDeviceGetPersistenceMode")(lambda h: int(reading("persistence_mode", "enabled")(h) == "enabled"))
+    api("nvmlDeviceGetDisplayActive")(lambda h: int(bool(reading("display_active", False)(h))))
+    api("nvmlDeviceGetComputeMode")(lambda h: _COMPUTE_MODES[reading("compute_mode", "default")(h)])
+    api("nvmlDeviceGetTotalEccErrors")(lambda h, error_type, counter: reading("ecc_errors_uncorrected", 0)(h))
+
+    @api("nvmlDeviceGetMigMode")
+    def _mig_mode(h):
+        sample = sample_of(h)
+        if "mig_mode" not in sample:  # boards without MIG answer NotSupported
+            raise real_pynvml.NVMLError_NotSupported()
+        current_mode = sample["mig_mode"] == "enabled"
+        return [int(current_mode), int(sample.get("mig_mode_pending", sample["mig_mode"]) == "enabled")]
+
+    api("nvmlDeviceGetMaxMigDeviceCount")(lambda h: devices[h.index].get("mig_max_instances", 7))
+
+    @api("nvmlDeviceGetMigDeviceHandleByIndex")
+    def _mig_handle(h, index):
+        handle = types.SimpleNamespace(index=h.index, mig=index)
+        mig_of(handle)  # NotFound for an empty slot
+        return handle
+
+    api("nvmlDeviceGetGpuInstanceId")(lambda h: mig_of(h)["gpu_instance_id"])
+    api("nvmlDeviceGetComputeInstanceId")(lambda h: mig_of(h)["compute_instance_id"])
+    api("nvmlDeviceGetAttributes")(lambda h: Attributes(mig_of(h)["multiprocessors"]))
+
+    # The simulated driver's C functions, as nvidia-ml-py calls them through _nvmlGetFunctionPointer.
+    def c_running(kind: str, symbol: str):
+        def c_function(handle, count_ref, infos):
+            failure = errors.get((_key(handle), symbol)) or errors.get((None, symbol))
+            if failure is not None:
+                return failure.value
+            procs = processes_of(handle, kind)
+            count = count_ref._obj
+            if infos is None or count.value < len(procs):
+                status = real_pynvml.NVML_SUCCESS if not procs else real_pynvml.NVML_ERROR_INSUFFICIENT_SIZE
+                count.value = len(procs)
+                return status
+            names = {name for name, _ in type(infos[0])._fields_} if procs else set()
+            for slot, proc in zip(infos, procs):
+                slot.pid = proc["pid"]
+                memory = proc.get("memory_used_bytes")
+                slot.usedGpuMemory = _ULLONG_MAX if memory is None else memory
+                if "gpuInstanceId" in names:
+                    gi, ci = proc.get("gpu_instance_id"), proc.get("compute_instance_id")
+                    slot.gpuInstanceId = _NO_INSTANCE if gi is None else gi
+                    slot.computeInstanceId = _NO_INSTANCE if ci is None else ci
+            count.value = len(procs)
+            return real_pynvml.NVML_SUCCESS
+
+        return c_function
+
+    last_utilization_us = {}
+
+    def c_process_utilization(handle, samples, count_ref, last_seen):
+        key = _key(handle)
+        marked = [
+            p["unavailable"]["utilization_pct"]
+            for p in processes_of(handle, "Compute") + processes_of(handle, "Graphics")
+            if nvml_error((p.get("unavailable") or {}).get("utilization_pct", ""))
+        ]
+        if marked:
+            return nvml_error(marked[0]).value
+        now_us = last_utilization_us.get(key, int(time.time() * 1e6)) + 1
+        procs = [
+            p
+            for p in processes_of(handle, "Compute") + processes_of(handle, "Graphics")
+            if p.get("utilization_pct") is not None
+        ]
+        if not procs or getattr(last_seen, "value", last_seen) >= now_us:
+            return real_pynvml.NVML_ERROR_NOT_FOUND
+        count = count_ref._obj
+        if samples is None:
+            count.value = len(procs)
+            return real_pynvml.NVML_ERROR_INSUFFICIENT_SIZE
+        for slot, proc in zip(samples, procs):
+            slot.pid, slot.timeStamp = proc["pid"], now_us
+            slot.smUtil = proc["utilization_pct"]
+            slot.memUtil = proc.get("memory_utilization_pct") or 0
+            slot.encUtil = proc.get("encoder_utilization_pct") or 0
+            slot.decUtil = proc.get("decoder_utilization_pct") or 0
+        last_utilization_us[key] = now_us
+        count.value = len(procs)
+        return real_pynvml.NVML_SUCCESS
+
+    symbols = {"nvmlDeviceGetProcessUtilization": c_process_utilization}
+    suffixes = {"v1": "", "v2": "_v2", "v3": "_v3"}
+    for kind in ("Compute", "Graphics"):
+        for version in exported:
+            symbol = f"nvmlDeviceGet{kind}RunningProcesses{suffixes[version]}"
+            symbols[symbol] = c_running(kind, symbol)
+
+    def function_pointer(name):
+        if name not in symbols:
+            raise real_pynvml.NVMLError(real_pynvml.NVML_ERROR_FUNCTION_NOT_FOUND)
+        return symbols[name]
+
+    nv._nvmlGetFunctionPointer = function_pointer
+    binding = dict(vars(real_pynvml), _nvmlGetFunctionPointer=function_pointer)
+
+    def rebound(name):
+        real = getattr(real_pynvml, name)
+        real = getattr(real, "__wrapped__", real)
+        return types.FunctionType(real.__code__, binding, real.__name__, real.__defaults__, real.__closure__)
+
+    api("nvmlDeviceGetProcessUtilization")(rebound("nvmlDeviceGetProcessUtilization"))
+    for kind in ("Compute", "Graphics"):
+        name = f"nvmlDeviceGet{kind}RunningProcesses"
+        if old_binding:  # the unversioned call was the v1 symbol; its structs had pid and memory only
+            api(name)(_old_binding_call(nv, name))
+            continue
+        for suffix in ("_v2", "_v3"):
+            api(name + suffix)(rebound(name + suffix))
+        versioned = getattr(nv, f"{name}_v3")
+        # The current binding's unversioned call: _v3, FunctionNotFound turned into NVMLLibraryMismatchError.
+        api(name)(real_pynvml.throwOnVersionMismatch(lambda h, call=versioned: call(h)))
     return nv
+
+
+def _old_binding_call(nv, name):
+    def call(handle):
+        symbol = nv._nvmlGetFunctionPointer(name)
+        count = ctypes.c_uint(0)
+        status = symbol(handle, ctypes.byref(count), None)
+        if status == real_pynvml.NVML_SUCCESS:
+            return []
+        infos = (_OldInfo * (count.value + 5))()
+        count.value += 5
+        status = symbol(handle, ctypes.byref(count), infos)
+        if status != real_pynvml.NVML_SUCCESS:
+            raise real_pynvml.NVMLError(status)
+        return [OldProcess(infos[i].pid, infos[i].usedGpuMemory) for i in range(count.value)]
+
+    return call
+
+
+class _OldInfo(ctypes.Structure):
+    _fields_ = [("pid", ctypes.c_uint), ("usedGpuMemory", ctypes.c_ulonglong)]
 
 
 class AmdSmiException(Exception):
@@ -136,8 +372,20 @@ class AmdSmiLibraryException(AmdSmiException):
 
 
 def make_fake_amdsmi(
-    devices: list[dict], *, errors=None, init_error: Exception | None = None, driver="6.8.5"
+    devices: list[dict],
+    *,
+    errors=None,
+    init_error: Exception | None = None,
+    driver="6.8.5",
+    process_api: str = "dicts",
+    clock=time.monotonic,
 ) -> types.ModuleType:
+    """An amdsmi module over snapshot device dicts.
+
+    process_api "dicts": amdsmi_get_gpu_process_list returns one dict per process (amdsmi 7.0);
+    "handles": it returns handles for amdsmi_get_gpu_process_info (older amdsmi). Each process's
+    cumulative GFX engine time grows at its sample's utilization_pct, measured on `clock`.
+    """
     errors = errors or {}
     smi = types.ModuleType("amdsmi")
     smi.AmdSmiException = AmdSmiException
@@ -147,6 +395,7 @@ def make_fake_amdsmi(
     smi.AmdSmiTemperatureMetric = types.SimpleNamespace(CURRENT="CURRENT")
     streams = [itertools.cycle(d.get("samples") or [{}]) for d in devices]
     current = [{} for _ in devices]
+    started = clock()
 
     def api(func_name):
         def wrap(fn):
@@ -212,5 +461,48 @@ def make_fake_amdsmi(
         }
     )
     api("amdsmi_get_temp_metric")(lambda h, kind, metric: current[h.index].get("temperature_c", 50))
-    api("amdsmi_get_gpu_process_list")(lambda h: [])
+
+    @api("amdsmi_get_gpu_fan_speed")
+    def _fan(h, sensor):
+        pct = current[h.index].get("fan_speed_pct")
+        if pct is None:  # a passively cooled board
+            raise AmdSmiLibraryException(2)
+        return round(pct * 255 / 100)
+
+    api("amdsmi_get_gpu_fan_speed_max")(lambda h, sensor: 255)
+    api("amdsmi_get_gpu_total_ecc_count")(
+        lambda h: {
+            "correctable_count": 0,
+            "uncorrectable_count": current[h.index].get("ecc_errors_uncorrected", 0),
+            "deferred_count": 0,
+        }
+    )
+
+    def process_info(h, proc: dict) -> dict:
+        busy_s = (clock() - started) * (proc.get("utilization_pct") or 0) / 100
+        return {
+            "name": proc.get("name") or "N/A",
+            "pid": proc["pid"],
+            "mem": proc.get("memory_used_bytes") or 0,
+            "engine_usage": {"gfx": int(busy_s * 1e9), "enc": 0},
+            "memory_usage": {"gtt_mem": 0, "cpu_mem": 0, "vram_mem": proc.get("memory_used_bytes") or 0},
+            "cu_occupancy": "N/A",
+        }
+
+    @api("amdsmi_get_gpu_process_list")
+    def _process_list(h):
+        procs = current[h.index].get("processes") or []
+        if process_api == "handles":
+            return [types.SimpleNamespace(index=h.index, pid=p["pid"]) for p in procs]
+        return [process_info(h, p) for p in procs]
+
+    if process_api == "handles":
+
+        @api("amdsmi_get_gpu_process_info")
+        def _process_info(h, process):
+            for proc in current[h.index].get("processes") or []:
+                if proc["pid"] == process.pid:
+                    return process_info(h, proc)
+            raise AmdSmiLibraryException(31, "AMDSMI_STATUS_NOT_FOUND")
+
     return smi

@@ -26,9 +26,33 @@ EXPECTED = {
     "rx-5600-xt.json": [("AMD Radeon RX 5600 XT", "RDNA1")],
     "strix-halo-8060s.json": [("AMD Radeon 8060S Graphics", "RDNA3.5")],
     "dgx-h100-8gpu.json": [("NVIDIA H100 80GB HBM3", "Hopper")] * 8,
+    "dgx2-v100-16gpu.json": [("Tesla V100-SXM3-32GB", "Volta")] * 16,
 }
 DEVICE_KEYS = {"vendor", "index", "name", "compute_capability", "gfx_target", "memory_total_bytes", "samples"}
 SAMPLE_FIELDS = ("memory_used_bytes", "utilization_pct", "temperature_c", "power_w", "sm_clock_mhz", "memory_clock_mhz")
+MONITOR_FIELDS = (
+    "fan_speed_pct",
+    "encoder_utilization_pct",
+    "decoder_utilization_pct",
+    "performance_state",
+    "persistence_mode",
+    "display_active",
+    "compute_mode",
+    "ecc_errors_uncorrected",
+    "mig_mode",
+    "mig_mode_pending",
+    "power_limit_w",
+)
+PROCESS_FIELDS = (
+    "memory_used_bytes",
+    "type",
+    "user",
+    "command",
+    "utilization_pct",
+    "cpu_pct",
+    "host_memory_bytes",
+    "elapsed_s",
+)
 ALL_FILES = sorted(p.name for p in SNAPSHOTS.glob("*.json"))
 
 
@@ -65,9 +89,14 @@ def test_snapshot_has_the_contract_keys(name):
             assert snap["runtime"]["cuda"] and snap["runtime"]["hip"] is None
         assert 5 <= len(dev["samples"]) <= 10
         for sample in dev["samples"]:
-            for key in SAMPLE_FIELDS:
+            for key in SAMPLE_FIELDS + MONITOR_FIELDS:
                 # a field is either given or marked n/a with a reason
                 assert sample.get(key) is not None or key in sample.get("unavailable", {}), (name, key)
+            assert isinstance(sample["processes"], list)
+            for proc in sample["processes"]:
+                assert isinstance(proc["pid"], int) and proc["pid"] > 0
+                for key in PROCESS_FIELDS:
+                    assert proc.get(key) is not None or key in proc.get("unavailable", {}), (name, proc["pid"], key)
     assert [d["index"] for d in snap["devices"]] == list(range(len(snap["devices"])))
 
 
@@ -88,7 +117,12 @@ def test_samples_are_physically_plausible(name):
     for dev in load(name)["devices"]:
         for s in dev["samples"]:
             assert 0 <= s["memory_used_bytes"] <= dev["memory_total_bytes"]
-            assert 0 <= s["utilization_pct"] <= 100
+            assert s["utilization_pct"] is None or 0 <= s["utilization_pct"] <= 100
+            assert sum(p["memory_used_bytes"] or 0 for p in s["processes"]) <= s["memory_used_bytes"]
+            for proc in s["processes"]:
+                assert proc["utilization_pct"] is None or 0 <= proc["utilization_pct"] <= (s["utilization_pct"] or 100)
+            if s.get("fan_speed_pct") is not None:
+                assert 0 <= s["fan_speed_pct"] <= 100
             assert 20 <= s["temperature_c"] <= 95
             if dev.get("max_clock_mhz"):
                 assert 0 < s["sm_clock_mhz"] <= dev["max_clock_mhz"]
@@ -98,8 +132,58 @@ def test_samples_are_physically_plausible(name):
 
 def test_rtx_3060_replays_an_unavailable_field():
     for s in load("rtx-3060.json")["devices"][0]["samples"]:
-        assert s["unavailable"] == {"power_w": "NotSupported"}
+        assert s["unavailable"]["power_w"] == "NotSupported"
         assert s.get("power_w") is None
+
+
+def test_rtx_3060_is_a_desktop_with_graphics_processes():
+    samples = load("rtx-3060.json")["devices"][0]["samples"]
+    types = {p["type"] for s in samples for p in s["processes"]}
+    assert types == {"C", "G", "C+G"}
+    assert all(s["display_active"] is True and s["fan_speed_pct"] is not None for s in samples)
+
+
+def test_dgx_h100_is_a_shared_node_with_a_mig_gpu():
+    devices = load("dgx-h100-8gpu.json")["devices"]
+    procs = [p for d in devices for s in d["samples"] for p in s["processes"]]
+    assert {p["name"] for p in procs if p["type"] == "G"} == {"Xorg"}
+    assert len({p["user"] for p in procs}) >= 5
+    mig = [d for d in devices if d["samples"][0]["mig_mode"] == "enabled"]
+    assert [d["index"] for d in mig] == [7]
+    for s in mig[0]["samples"]:
+        instances = s["mig_instances"]
+        assert len(instances) == 4 and s["unavailable"]["utilization_pct"] == "NotSupported"
+        assert sum(m["memory_used_bytes"] for m in instances) == s["memory_used_bytes"]
+        assert sum(m["memory_total_bytes"] for m in instances) <= devices[7]["memory_total_bytes"]
+        for m in instances:
+            assert m["name"].startswith("NVIDIA H100 80GB HBM3 MIG ") and m["uuid"].startswith("MIG-")
+            assert all(p["gpu_instance_id"] == m["gpu_instance_id"] for p in m["processes"])
+        assert sorted(p["pid"] for p in s["processes"]) == sorted(p["pid"] for m in instances for p in m["processes"])
+
+
+def test_dgx2_snapshot_is_sixteen_distinct_v100s_without_mig():
+    devices = load("dgx2-v100-16gpu.json")["devices"]
+    assert len({d["uuid"] for d in devices}) == len({d["pci_bus_id"] for d in devices}) == 16
+    assert all(s["unavailable"]["mig_mode"] == "NotSupported" for d in devices for s in d["samples"])
+
+
+@pytest.mark.parametrize("name", ALL_FILES)
+def test_replay_reads_processes_and_new_fields(name):
+    from gpudash.devices import discover
+    from gpudash.models import MigInstance, ProcessUsage
+
+    machine = discover(replay=str(SNAPSHOTS / name))
+    raw = load(name)["devices"]
+    for dev, raw_dev in zip(machine.devices, raw):
+        for raw_sample in raw_dev["samples"]:
+            sample = machine.sample(dev)
+            assert [p.pid for p in sample.processes] == [p["pid"] for p in raw_sample["processes"]]
+            assert all(isinstance(p, ProcessUsage) for p in sample.processes)
+            assert all(isinstance(m, MigInstance) for m in sample.mig_instances or [])
+            assert (sample.fan_speed_pct, sample.performance_state) == (
+                raw_sample["fan_speed_pct"],
+                raw_sample.get("performance_state"),
+            )
 
 
 def test_dgx_snapshot_is_eight_distinct_gpus():

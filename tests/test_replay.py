@@ -75,6 +75,22 @@ def test_record_then_replay_round_trip(no_vendor_libs, tmp_path):
             json.dumps(snapshot_dict(dict(H100, memory_total_bytes="80GB"))),
             "devices[0].memory_total_bytes: wrong type str",
         ),
+        (
+            json.dumps(snapshot_dict(dict(H100, samples=[{"processes": [{"name": "python"}]}]))),
+            "devices[0].samples[0].processes[0].pid: missing or not an integer",
+        ),
+        (
+            json.dumps(snapshot_dict(dict(H100, samples=[{"processes": {"pid": 1}}]))),
+            "devices[0].samples[0].processes: not a list",
+        ),
+        (
+            json.dumps(snapshot_dict(dict(H100, samples=[{"mig_instances": [{"processes": []}]}]))),
+            "devices[0].samples[0].mig_instances[0].index: missing or not an integer",
+        ),
+        (
+            json.dumps(snapshot_dict(dict(H100, samples=[{"mig_instances": [{"index": 0, "processes": [7]}]}]))),
+            "devices[0].samples[0].mig_instances[0].processes[0]: not an object",
+        ),
     ],
 )
 def test_damaged_snapshots_give_one_line(tmp_path, content, message):
@@ -90,3 +106,45 @@ def test_damaged_snapshots_give_one_line(tmp_path, content, message):
 def test_missing_snapshot(tmp_path):
     with pytest.raises(UsageError, match="snapshot file not found"):
         discover(replay=str(tmp_path / "nope.json"))
+
+
+def test_processes_and_mig_instances_replay(tmp_path):
+    from test_nvidia_adapter import MIG_SAMPLE
+
+    xorg = {"pid": 2211, "name": "Xorg", "type": "G", "user": "root", "command": "/usr/lib/xorg/Xorg vt1"}
+    sample = dict(MIG_SAMPLE, processes=MIG_SAMPLE["processes"] + [dict(xorg, memory_used_bytes=4 * 2**20)])
+    path = tmp_path / "mig.json"
+    path.write_text(json.dumps(snapshot_dict(dict(H100, samples=[sample]))))
+    machine = discover(replay=str(path))
+    replayed = machine.sample(machine.devices[0])
+    assert [p.pid for p in replayed.processes][-1] == 2211
+    graphics = replayed.processes[-1]
+    assert (graphics.type, graphics.user, graphics.command) == ("G", "root", "/usr/lib/xorg/Xorg vt1")
+    assert [(m.index, m.name, len(m.processes)) for m in replayed.mig_instances] == [
+        (0, "NVIDIA H100 80GB HBM3 MIG 3g.40gb", 1),
+        (2, "NVIDIA H100 80GB HBM3 MIG 1g.10gb", 0),
+    ]
+    assert replayed.mig_instances[0].processes[0].pid == MIG_SAMPLE["processes"][0]["pid"]
+    assert replayed.unavailable == {"utilization_pct": "NotSupported"}
+
+
+def test_lost_gpu_records_and_replays_as_lost(monkeypatch, tmp_path):
+    import sys
+
+    from fakes import make_fake_pynvml, real_pynvml
+
+    second = dict(H100, index=1, uuid="GPU-2")
+    monkeypatch.setitem(
+        sys.modules,
+        "pynvml",
+        make_fake_pynvml([H100, second], errors={(1, "handle"): real_pynvml.NVMLError_GpuIsLost()}),
+    )
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    data = record(discover(include_torch=False), seconds=0, interval=1)
+    path = tmp_path / "lost.json"
+    path.write_text(json.dumps(data))
+    replayed = discover(replay=str(path))
+    lost = replayed.devices[1]
+    assert (lost.status, lost.name, lost.unavailable["device"]) == ("lost", "lost (GpuIsLost)", "GpuIsLost")
+    assert replayed.sample(lost).status == "lost"
+    assert replayed.sample(replayed.devices[0]).processes is not None

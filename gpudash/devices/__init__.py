@@ -10,12 +10,14 @@ import os
 from collections.abc import Callable
 from functools import partial
 
+from gpudash.devices.fields import lost_reason
 from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
 from gpudash.devices.machine import Machine, this_host
 from gpudash.devices.merge import merge_devices
-from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.models import LOST, DeviceInfo, Runtime, Sample
 
 REPLAY_ENV = "GPUDASH_REPLAY"
+RUNTIME_LABELS = {"driver": "NVIDIA driver version", "cuda_driver": "CUDA driver version"}
 
 
 def replay_path(explicit: str | None) -> str | None:
@@ -68,24 +70,32 @@ def _live(include_torch: bool) -> Machine:
     backends = _open_vendor_backends(notes)
     vendor_devices: list[DeviceInfo] = []
     samplers: dict[str, Callable[[], Sample]] = {}
-    driver = None
+    runtime = Runtime()
     for backend in backends:
         try:
             found = backend.devices()
         except Exception as exc:
             notes.append(f"{backend.name}: {exc}")
             continue
-        driver = (
-            driver
+        runtime.driver = (
+            runtime.driver
             or getattr(backend, "driver_version", None)
             or next((d.driver_version for d in found if d.driver_version), None)
         )
+        runtime.cuda_driver = runtime.cuda_driver or getattr(backend, "cuda_driver_version", None)
+        for name, why in getattr(backend, "unavailable", {}).items():  # NVML's driver and CUDA driver queries
+            runtime.unavailable.setdefault(name, why)
         for dev in found:
             samplers[dev.key] = partial(backend.sample, dev.index)
+            if dev.status == LOST:  # the text outputs print notes: the reason is seen, not only in JSON
+                notes.append(f"{dev.key} is lost: {lost_reason(dev.unavailable.get('device', 'unreachable'))}")
         vendor_devices.extend(found)
+    if runtime.driver:
+        runtime.unavailable.pop("driver", None)
+    notes.extend(f"{RUNTIME_LABELS.get(name, name)} n/a: {why}" for name, why in runtime.unavailable.items())
     machine = Machine(
         host=this_host(),
-        runtime=Runtime(driver=driver),
+        runtime=runtime,
         devices=vendor_devices,
         samplers=samplers,
         notes=notes,

@@ -1,6 +1,6 @@
 """AMD adapter: amdsmi to DeviceInfo and Sample.
 
-Importing amdsmi without ROCm prints to stdout and raises KeyError (reference/monitors.md), so the
+Importing amdsmi without ROCm prints to stdout and raises KeyError (its amdsmi_wrapper.py does), so the
 import runs with stdout redirected and any exception means "no AMD view": piped JSON stays clean.
 """
 
@@ -11,10 +11,22 @@ import importlib
 import io
 import time
 
+from gpudash.devices.amd_processes import AmdProcesses
 from gpudash.devices.fields import error_reason, read_field
-from gpudash.models import DeviceInfo, ProcessUsage, Sample
+from gpudash.models import DeviceInfo, Sample
 
 MIB = 1024 * 1024
+# Fields NVML has and amdsmi has no counterpart for: n/a on AMD, saying so.
+NVIDIA_ONLY = {
+    "performance_state": "NVIDIA only (P-states)",
+    "persistence_mode": "NVIDIA only",
+    "display_active": "NVIDIA only",
+    "compute_mode": "NVIDIA only",
+    "mig_mode": "NVIDIA only (MIG)",
+    "mig_mode_pending": "NVIDIA only (MIG)",
+    "encoder_utilization_pct": "amdsmi reports one multimedia activity (mm_activity), not encoder and decoder apart",
+    "decoder_utilization_pct": "amdsmi reports one multimedia activity (mm_activity), not encoder and decoder apart",
+}
 
 
 class AmdSmiUnavailable(Exception):
@@ -52,6 +64,7 @@ class AmdSmiBackend:
             self._handles = list(self.smi.amdsmi_get_processor_handles())
         except Exception as exc:
             raise AmdSmiUnavailable(error_reason(exc)) from exc
+        self.processes = AmdProcesses(self.smi)
 
     def devices(self) -> list[DeviceInfo]:
         return [self._describe(index, handle) for index, handle in enumerate(self._handles)]
@@ -69,7 +82,7 @@ class AmdSmiBackend:
         return DeviceInfo(
             vendor="amd",
             index=index,
-            name=name if name and name != "N/A" else f"AMD GPU {index}",
+            name=_name(name, gfx, missing),
             uuid=read_field(missing, "uuid", lambda: smi.amdsmi_get_gpu_device_uuid(handle)),
             pci_bus_id=read_field(missing, "pci_bus_id", lambda: smi.amdsmi_get_gpu_device_bdf(handle)),
             gfx_target=gfx if gfx and gfx != "N/A" else None,
@@ -77,7 +90,7 @@ class AmdSmiBackend:
             driver_version=driver.get("driver_version") if driver.get("driver_version") != "N/A" else None,
             multiprocessors=_number(asic.get("num_compute_units"), "multiprocessors", missing),
             max_clock_mhz=_number((clock or {}).get("max_clk"), "max_clock_mhz", missing),
-            # torch orders HIP devices by hip_id, not by amdsmi's index (reference/monitors.md).
+            # torch orders HIP devices by hip_id, not by amdsmi's index (torch/cuda/__init__.py maps them so).
             torch_index=hip_id if isinstance(hip_id, int) else None,
             sources=["amdsmi"],
             unavailable=missing,
@@ -118,6 +131,8 @@ class AmdSmiBackend:
         watts = power.get("current_socket_power")
         if not isinstance(watts, (int, float)):
             watts = power.get("average_socket_power")
+        ecc = read_field(missing, "ecc_errors_uncorrected", lambda: smi.amdsmi_get_gpu_total_ecc_count(handle))
+        missing.update(NVIDIA_ONLY)
         return Sample(
             memory_used_bytes=used,
             memory_total_bytes=total,
@@ -130,32 +145,41 @@ class AmdSmiBackend:
             power_limit_w=_number(power.get("power_limit"), "power_limit_w", missing) if power else None,
             sm_clock_mhz=_number(_clock(gfx_clock), "sm_clock_mhz", missing),
             memory_clock_mhz=_number(_clock(mem_clock), "memory_clock_mhz", missing),
-            processes=self._processes(handle, missing),
+            fan_speed_pct=self._fan_pct(handle, missing),
+            ecc_errors_uncorrected=_number((ecc or {}).get("uncorrectable_count"), "ecc_errors_uncorrected", missing)
+            if ecc
+            else None,
+            processes=self.processes.read(handle, index, missing),
             timestamp=time.time(),
             unavailable=missing,
         )
 
-    def _processes(self, handle, missing: dict[str, str]) -> list[ProcessUsage] | None:
-        procs = read_field(missing, "processes", lambda: self.smi.amdsmi_get_gpu_process_list(handle))
-        if procs is None:
+    def _fan_pct(self, handle, missing: dict[str, str]) -> float | None:
+        """Fan 0 as a share of its maximum; a passively cooled board has no fan to report."""
+        speed = read_field(missing, "fan_speed_pct", lambda: self.smi.amdsmi_get_gpu_fan_speed(handle, 0))
+        if speed is None:
             return None
-        out = []
-        for proc in procs:
-            vram = (proc.get("memory_usage") or {}).get("vram_mem")
-            out.append(
-                ProcessUsage(
-                    pid=proc.get("pid"),
-                    name=proc.get("name"),
-                    memory_used_bytes=vram if isinstance(vram, int) else None,
-                )
-            )
-        return out
+        top = read_field(missing, "fan_speed_pct", lambda: self.smi.amdsmi_get_gpu_fan_speed_max(handle, 0))
+        if not isinstance(speed, int) or not isinstance(top, int) or top <= 0:
+            missing.setdefault("fan_speed_pct", "N/A")
+            return None
+        return round(100.0 * speed / top, 1)
 
     def close(self) -> None:
         try:
             self.smi.amdsmi_shut_down()
         except Exception:
             pass
+
+
+def _name(market_name, gfx, missing: dict[str, str]) -> str:
+    """The market name; without one, the gfx target (a fact, not a guessed model name)."""
+    if market_name and market_name != "N/A":
+        return market_name
+    missing.setdefault("name", "N/A")
+    if gfx and gfx != "N/A":
+        return f"AMD {gfx}"
+    return f"n/a ({missing.get('asic', missing['name'])})"
 
 
 def _clock(info) -> object:

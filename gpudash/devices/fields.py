@@ -24,12 +24,32 @@ def read_field(unavailable: dict[str, str], name: str, call: Callable[[], Any]) 
         return None
 
 
-def process_name(pid: int) -> str | None:
-    """The name of a live process (NVML gives only pids); None when it is gone or hidden from us.
-    Inside a container NVML reports host pids, which psutil cannot see: those stay nameless."""
-    import psutil
+def text(value: Any) -> Any:
+    """Strings as str: nvidia-ml-py before 11.450 returns names, UUIDs and versions as bytes."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value
 
-    try:
-        return psutil.Process(pid).name()
-    except (psutil.Error, ValueError):
-        return None
+
+# NVML's own wording for the errors that mean the GPU itself is gone (NVML API reference, nvmlReturn_t:
+# https://docs.nvidia.com/deploy/nvml-api/group__nvmlDeviceEnumvs.html).
+_LOST_MEANING = {
+    "GpuIsLost": "the GPU has fallen off the bus or has otherwise become inaccessible",
+    "ResetRequired": "the GPU requires a reset before it can be used again",
+    "OperatingSystem": "the GPU control device has been blocked by the operating system/cgroups",
+    "InsufficientPower": "the GPU's external power cables are not properly attached",
+    "IrqIssue": "the NVIDIA kernel driver detected an interrupt issue with the GPU",
+    "NoPermission": "the current user does not have permission for this GPU",
+    "Unknown": "an internal driver error occurred",
+}
+
+
+def is_lost(reason: str | None) -> bool:
+    """Whether a field's reason means the whole GPU is gone, not just that field."""
+    return reason == "GpuIsLost"
+
+
+def lost_reason(reason: str) -> str:
+    """'GpuIsLost: the GPU has fallen off the bus ...' for the status line; other reasons as they are."""
+    meaning = _LOST_MEANING.get(reason)
+    return f"{reason}: {meaning}" if meaning else reason

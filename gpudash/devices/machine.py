@@ -29,7 +29,7 @@ class Machine:
 
     @property
     def label(self) -> str:
-        """How every output names the data it shows (design rule 1)."""
+        """How every output names the data it shows."""
         if not self.replayed:
             return "live"
         name = os.path.basename(self.replay_path or "snapshot")

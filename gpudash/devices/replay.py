@@ -7,13 +7,38 @@ import time
 from pathlib import Path
 
 from gpudash.devices.snapshot_file import read_snapshot
-from gpudash.models import DeviceInfo, Host, ProcessUsage, Runtime, Sample, from_dict
+from gpudash.models import DeviceInfo, Host, MigInstance, ProcessUsage, Runtime, Sample, from_dict
+
+
+def _processes(raw: object) -> list[ProcessUsage] | None:
+    if not isinstance(raw, list):
+        return None
+    out = []
+    for entry in raw:
+        if isinstance(entry, dict):
+            proc = from_dict(ProcessUsage, entry)
+            proc.unavailable = dict(entry.get("unavailable") or {})
+            out.append(proc)
+    return out
+
+
+def _mig_instances(raw: object) -> list[MigInstance] | None:
+    if not isinstance(raw, list):
+        return None
+    out = []
+    for entry in raw:
+        if isinstance(entry, dict):
+            instance = from_dict(MigInstance, entry)
+            instance.processes = _processes(entry.get("processes"))
+            instance.unavailable = dict(entry.get("unavailable") or {})
+            out.append(instance)
+    return out
 
 
 def _sample(raw: dict) -> Sample:
     sample = from_dict(Sample, raw)
-    if isinstance(sample.processes, list):
-        sample.processes = [from_dict(ProcessUsage, p) for p in sample.processes if isinstance(p, dict)]
+    sample.processes = _processes(raw.get("processes"))
+    sample.mig_instances = _mig_instances(raw.get("mig_instances"))
     sample.unavailable = dict(raw.get("unavailable") or {})
     return sample
 
@@ -29,6 +54,7 @@ class ReplayBackend:
         self.data = data
         self.host = from_dict(Host, data["host"])
         self.runtime = from_dict(Runtime, data["runtime"])
+        self.runtime.unavailable = dict(data["runtime"].get("unavailable") or {})
         self.origin = data.get("origin") if isinstance(data.get("origin"), str) else None
         self._devices = []
         self._streams = []

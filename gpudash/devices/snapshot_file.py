@@ -1,4 +1,4 @@
-"""The snapshot file (design.md contract): read with strict checks, write atomically.
+"""The snapshot file: read with strict checks, write atomically.
 
 A snapshot is a whole machine. The required keys are checked here so that a corrupt or foreign file
 stops with one line naming the file and the key, never a traceback deep in the UI.
@@ -74,3 +74,34 @@ def validate(path: Path, data: Any) -> None:
         for j, sample in enumerate(dev["samples"]):
             if not isinstance(sample, dict):
                 raise _fail(path, f"{where}.samples[{j}]", "not an object")
+            _check_processes(path, f"{where}.samples[{j}]", sample)
+            instances = sample.get("mig_instances")
+            if instances is None:
+                continue
+            if not isinstance(instances, list):
+                raise _fail(path, f"{where}.samples[{j}].mig_instances", "not a list")
+            for k, instance in enumerate(instances):
+                at = f"{where}.samples[{j}].mig_instances[{k}]"
+                if not isinstance(instance, dict):
+                    raise _fail(path, at, "not an object")
+                if not _is_int(instance.get("index")):
+                    raise _fail(path, f"{at}.index", "missing or not an integer")
+                _check_processes(path, at, instance)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_processes(path: Path, where: str, holder: dict[str, Any]) -> None:
+    """Processes are optional; when present each needs an integer pid (replay builds records from them)."""
+    procs = holder.get("processes")
+    if procs is None:
+        return
+    if not isinstance(procs, list):
+        raise _fail(path, f"{where}.processes", "not a list")
+    for i, proc in enumerate(procs):
+        if not isinstance(proc, dict):
+            raise _fail(path, f"{where}.processes[{i}]", "not an object")
+        if not _is_int(proc.get("pid")):
+            raise _fail(path, f"{where}.processes[{i}].pid", "missing or not an integer")

@@ -26,7 +26,7 @@ def runtime(torch) -> Runtime:
 
 
 def _precision_view(torch, index: int, missing: dict[str, str]) -> dict[str, bool | None]:
-    """What torch claims per precision; ROCm builds claim bf16 everywhere (reference/precision.md 2.1)."""
+    """What torch claims per precision; ROCm builds claim bf16 everywhere (torch.cuda.is_bf16_supported is True on any ROCm build)."""
     cuda = torch.cuda
     with_device = getattr(cuda, "device", None)
 
