@@ -196,11 +196,12 @@ async def test_a_run_shows_the_plugin_benchmarks_beside_the_sweep(cpu_machine, m
         assert app.query_one("#bench-plugins").display
         rows = _rows(app, "#bench-plugins")
         assert [r[:4] for r in rows] == [["good_sample/python_loop", "fp64", "python_mul_add", "20000"]]
-        assert float(rows[0][4].replace(",", "")) > 0  # GFLOPS the plugin measured
+        assert float(rows[0][4].replace(",", "")) >= 0  # GFLOPS the plugin measured (a slow loop: may show 0.0)
         assert _rows(app, "#bench-table")[1][:2] == ["bf16", "416.0"]  # the sweep's table, unchanged
     (_saved_at, kept), *_ = saved_runs(cpu_machine)
     runs = kept["devices"][0]["plugin_benchmarks"]
     assert [(r["plugin"], r["benchmark"], r["status"]) for r in runs] == [("good_sample", "python_loop", "ok")]
+    assert runs[0]["results"][0]["gflops"] > 0  # the figure the table rounds
     assert {r["precision"] for r in kept["devices"][0]["results"]} == {"fp32", "bf16"}  # never mixed into the sweep
 
 
