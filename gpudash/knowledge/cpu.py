@@ -3,9 +3,9 @@
 Features use torch.cpu.get_capabilities() key names (x86: "avx2", "fma3", "avx512_f", "avx512_bf16",
 "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_fp16"; ARM: "bf16", "i8mm",
 "asimddp", "fphp"); /proc/cpuinfo flag spellings (avx512f, avx512_bf16, amx_bf16, ...) are accepted too.
-Source: shared/reference/precision.md §6 (CPU peak: ISA features via torch.cpu.get_capabilities) and
-§2.4 (CPU fp8: `_scaled_mm` works with e4m3fn/e5m2 without fp8 hardware; that note measured ~0.05 GFLOPS,
-torch 2.13 on a Zen 4 VM measured 140-165 GFLOPS with B column-major, below fp32: emulated either way).
+Sources: torch.cpu.get_capabilities() for the ISA flags (SOURCE below); CPU fp8: torch's `_scaled_mm` runs
+e4m3fn/e5m2 without fp8 hardware (torch 2.13 on a Zen 4 VM measured 140-165 GFLOPS with B column-major, below
+fp32: emulated); AMX rates: Intel's AMX overview (2048 int8 / 1024 bf16 operations per cycle per core).
 Microarchitecture from (vendor, family, model) as in the Intel SDM / AMD family numbering:
   Intel family 6: 85 Skylake-SP / Cascade Lake / Cooper Lake (told apart by VNNI and AVX512-BF16),
     106/108 Ice Lake-SP, 143 Sapphire Rapids, 207 Emerald Rapids, 173/174 Granite Rapids.
@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from gpudash.models import DeviceInfo
 
 SOURCE = (
-    "reference/precision.md §6 and §2.4 (torch.cpu.get_capabilities ISA flags; CPU _scaled_mm without fp8 hardware)"
+    "https://github.com/pytorch/pytorch/blob/main/torch/cpu/__init__.py (get_capabilities ISA flags); "
+    "https://www.intel.com/content/www/us/en/products/docs/accelerator-engines/advanced-matrix-extensions/overview.html"
 )
 
 # /proc/cpuinfo spellings -> torch.cpu.get_capabilities() spellings.
