@@ -193,7 +193,8 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         "nvidia",
         r"\bl40\b(?! ?s\b)",
         _L40,
-        {"fp32": 90.5, **_half(tf32=181.0, fp16=362.0, bf16=362.0, fp8=724.0, int8=724.0)},
+        # the L40 and L40S datasheets print dense and sparse figures side by side: the dense ones are used
+        {"fp32": 90.5, "tf32": 90.5, "fp16": 181.05, "bf16": 181.05, **_fp8(362.0), "int8": 362.0},
         864.0,
     ),
     Part(
@@ -201,7 +202,7 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         "nvidia",
         r"\bl40 ?s\b",
         _L40S,
-        {"fp32": 91.6, **_half(tf32=366.0, fp16=733.0, bf16=733.0, fp8=1466.0, int8=1466.0)},
+        {"fp32": 91.6, "tf32": 183.0, "fp16": 362.05, "bf16": 362.05, **_fp8(733.0), "int8": 733.0},
         864.0,
     ),
     # Hopper
