@@ -1,10 +1,10 @@
-"""Architecture tables, written from vendor facts: NVIDIA's CUDA GPU list and architecture facts, LLVM
-AMDGPUUsage and ROCm's precision-support page, PyTorch's gates, and datasheet peaks.
+"""Architecture tables, written from the vendors' facts (NVIDIA CUDA guide and whitepapers, LLVM AMDGPU, ROCm docs).
 
-Expected values come from those sources, not from the code: each row says which source row it encodes.
+Expected values come from the vendor tables, not from the code: each row says which vendor fact it encodes.
 N/E/A = native/emulated/absent. Documented choices (see the module docstrings) are pinned here too:
-fp64 is native on every GPU (low rate goes into notes); int8 is tensor-core int8 (P100/V100 absent, dp4a-only
-Pascal emulated); bf16 on RDNA1/RDNA2 emulated; tf32 on gfx950 emulated.
+fp64 is native on every GPU (low rate goes into notes); int8 is matrix-unit int8 (P100/V100 absent, dp4a-only
+Pascal emulated); bf16 on RDNA1/RDNA2 emulated; tf32 on gfx950 emulated. Every target and cc of the tables, the
+name-dependent facts and the spellings tools print are in tests/test_knowledge_amd.py and test_knowledge_nvidia.py.
 """
 
 from __future__ import annotations
@@ -37,9 +37,16 @@ def row(*levels: str) -> dict[str, str]:
     return dict(zip(ORDER, levels))
 
 
-# ---------------------------------------------------------------- NVIDIA (developer.nvidia.com/cuda-gpus)
+# ---------------------------------------------------------------- NVIDIA (CUDA GPUs, CUDA guide)
 
 NVIDIA_FAMILIES = [
+    ("3.0", "Kepler"),
+    ("3.2", "Kepler"),
+    ("3.5", "Kepler"),
+    ("3.7", "Kepler"),
+    ("5.0", "Maxwell"),
+    ("5.2", "Maxwell"),
+    ("5.3", "Maxwell"),
     ("6.0", "Pascal"),
     ("6.1", "Pascal"),
     ("6.2", "Pascal"),
@@ -52,6 +59,7 @@ NVIDIA_FAMILIES = [
     ("8.9", "Ada"),
     ("9.0", "Hopper"),
     ("10.0", "Blackwell"),
+    ("10.1", "Blackwell"),  # Jetson Thor up to CUDA 12.9
     ("10.3", "Blackwell"),
     ("11.0", "Blackwell"),
     ("12.0", "Blackwell"),
@@ -65,8 +73,8 @@ def test_nvidia_family(cc, family):
 
 
 def test_seed_claim_cc90_is_blackwell_is_wrong():
-    # A GPU-adaptive operations write-up gpudash started from says "Blackwell (Compute Capability >= 9.0)".
-    # Per NVIDIA's cuda-gpus table 9.0 is Hopper (H100/H200/GH200); Blackwell is 10.x/12.x.
+    # The gpu-adaptive-operations seed says "Blackwell (Compute Capability >= 9.0)". Per NVIDIA's CUDA GPUs table
+    # (https://developer.nvidia.com/cuda-gpus) 9.0 is Hopper (H100/H200/GH200); Blackwell is 10.x, 11.0 and 12.x.
     assert nvidia_arch("9.0").family == "Hopper"
     assert nvidia_arch("10.0").family == "Blackwell"
     assert nvidia_arch("12.0").family == "Blackwell"
@@ -78,7 +86,7 @@ NVIDIA_PRECISIONS = [
     ("6.1", row(N, N, A, N, E, A, A, E, A)),  # GTX 10xx/P40: fp16 1/64, int8 dp4a only
     ("7.0", row(N, N, A, N, E, A, A, A, A)),  # V100: 1st-gen TC fp16 only
     ("7.2", row(N, N, A, N, E, A, A, N, A)),  # Xavier: int8 TC
-    ("7.5", row(N, N, A, N, E, A, A, N, A)),  # Turing: fp16 + int8 TC, bf16 emu
+    ("7.5", row(N, N, A, N, E, A, A, E, A)),  # Turing, chip unknown: int8 TC on TU10x only, dp4a on all
     ("8.0", row(N, N, N, N, N, A, A, N, A)),  # A100
     ("8.6", row(N, N, N, N, N, A, A, N, A)),  # RTX 30xx: no fp8
     ("8.9", row(N, N, N, N, N, N, N, N, A)),  # Ada: fp8 from 8.9
@@ -118,10 +126,10 @@ def test_nvidia_slow_but_native_precisions_carry_notes():
     pascal = nvidia_arch("6.1")
     assert pascal.precisions["fp16"] == N
     assert any("1/64" in n and "fp16" in n for n in pascal.notes)
-    geforce_ampere = nvidia_arch("8.6")
+    geforce_ampere = nvidia_arch("8.6", "NVIDIA GeForce RTX 3090")
     assert any("half rate" in n and "fp32 accumulate" in n for n in geforce_ampere.notes)
-    assert any("fp64" in n for n in geforce_ampere.notes)
-    assert not any("fp64" in n for n in nvidia_arch("8.0").notes)  # A100 has full-rate fp64 tensor cores
+    assert any("fp64" in n and "1/64" in n for n in geforce_ampere.notes)
+    assert not any("fp64" in n and "1/" in n for n in nvidia_arch("8.0").notes)  # A100: full-rate fp64 tensor cores
 
 
 @pytest.mark.parametrize("cc", ["sm_90", "9", " 9.0 ", (9, 0), 9.0])
@@ -129,10 +137,11 @@ def test_nvidia_accepts_other_spellings(cc):
     assert nvidia_arch(cc).family == "Hopper"
 
 
-def test_nvidia_unlisted_minor_inherits_its_major():
-    # 10.1 was Thor's number before CUDA 13 renamed it 11.0
+def test_nvidia_unlisted_cc_is_not_guessed_from_its_neighbours():
+    # 10.1 is listed: Thor's number before CUDA 13 renamed it 11.0. 8.8 is no NVIDIA cc: the tables do not guess
+    # (the old rule "inherit the closest lower minor" would have called a future 10.x part a B300).
     assert nvidia_arch("10.1").family == "Blackwell"
-    assert nvidia_arch("8.8").family == "Ampere"
+    assert nvidia_arch("8.8").family == "unknown"
 
 
 @pytest.mark.parametrize("cc", [None, "", "garbage", "x.y", "99.0", "1.0", "sm_9x", object()])
@@ -152,7 +161,7 @@ def test_nvidia_pre_pascal_is_named_but_conservative():
     assert nvidia_arch("3.7").family == "Kepler"
 
 
-# ---------------------------------------------------------------- AMD (LLVM AMDGPUUsage, ROCm docs)
+# ---------------------------------------------------------------- AMD (LLVM AMDGPU, ROCm docs)
 
 AMD_FAMILIES = [
     ("gfx908", "CDNA1"),
@@ -186,7 +195,7 @@ def test_amd_family(gfx, family):
 
 @pytest.mark.parametrize("spelling", ["gfx942:sramecc+:xnack-", "GFX942", "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"])
 def test_amd_strips_feature_suffixes(spelling):
-    # torch gcnArchName is e.g. "gfx942:sramecc+:xnack-"; rocminfo prints the amdgcn triple
+    # torch gcnArchName is e.g. "gfx942:sramecc+:xnack-" ; rocminfo prints the amdgcn triple
     assert amd_arch(spelling).family == "CDNA3"
 
 
@@ -228,14 +237,15 @@ def test_amd_fp8_dtype_flavour(gfx, e4m3, e5m2):
 
 
 def test_amd_notes_warn_about_known_platform_bugs():
-    for gfx in ("gfx1150", "gfx1151"):
-        assert any("bf16" in n and "checks" in n for n in amd_arch(gfx).notes)
+    for gfx in ("gfx1100", "gfx1150", "gfx1151"):
+        caution = amd_arch(gfx).cautions["bf16"]
+        assert "probe" in caution and "https://github.com/" in caution
     assert any("is_bf16_supported" in n for n in amd_arch("gfx1030").notes)  # torch says True anyway
     assert any("wheel" in n for n in amd_arch("gfx1010").notes)  # gfx1010 is in no official wheel
     assert any("fnuz" in n.lower() for n in amd_arch("gfx942").notes)
 
 
-@pytest.mark.parametrize("gfx", [None, "", "gfx906", "gfx9999", "garbage", 942, ":sramecc+"])
+@pytest.mark.parametrize("gfx", [None, "", "gfx700", "gfx9999", "gfx1300", "garbage", 942, ":sramecc+"])
 def test_amd_unknown_is_conservative_and_never_raises(gfx):
     arch = amd_arch(gfx)
     assert arch.family == "unknown"
@@ -392,7 +402,7 @@ def amd(name, gfx, cus=None, mhz=None):
         (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "bf16", 989.4),
         (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp8_e4m3", 1978.9),
         (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "tf32", 494.7),
-        (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp64", 66.9),
+        (nv("NVIDIA H100 80GB HBM3", "9.0", 132, 1980), "fp64", 67.0),  # datasheet "FP64 Tensor Core 67"
         (nv("NVIDIA H200", "9.0"), "bf16", 989.4),  # "H200 is the same"
         (nv("NVIDIA A100-SXM4-80GB", "8.0", 108, 1410), "bf16", 312.0),
         (nv("NVIDIA A100 80GB PCIe", "8.0"), "bf16", 312.0),
@@ -400,10 +410,9 @@ def amd(name, gfx, cus=None, mhz=None):
         (nv("NVIDIA GeForce RTX 4090", "8.9", 128, 2520), "bf16", 165.2),  # fp32-accumulate column
         (nv("NVIDIA GeForce RTX 4090", "8.9", 128, 2520), "fp8_e4m3", 330.3),
         (nv("NVIDIA GeForce RTX 3090", "8.6", 82, 1695), "fp16", 71.0),
-        (nv("NVIDIA GeForce RTX 3060", "8.6", 28, 1777), "fp32", 12.74),
         (amd("AMD Instinct MI300X", "gfx942", 304, 2100), "bf16", 1307.4),
         (amd("AMD Instinct MI300X", "gfx942", 304, 2100), "fp8_e4m3", 2614.9),
-        (amd("AMD Instinct MI250X/MI250", "gfx90a", 110, 1700), "bf16", 191.5),  # one GCD: 383 halved
+        (amd("AMD Instinct MI250X", "gfx90a", 110, 1700), "bf16", 191.5),  # one GCD: 383 halved
         (amd("AMD Radeon RX 5600 XT", "gfx1010", 36, 1560), "fp32", 7.19),
     ],
 )
@@ -417,18 +426,20 @@ def test_named_part_peaks_are_spec(device, precision, tflops):
 @pytest.mark.parametrize(
     ("device", "precision", "gflops"),
     [
-        # L4 is not in the table: 58 SM x 2040 MHz x 1024 = 121.2 TFLOPS bf16 (NVIDIA L4: 242 sparse)
-        (nv("NVIDIA L4", "8.9", 58, 2040), "bf16", 58 * 2040 * 1024 / 1000),
-        # GeForce Ada runs 16-bit tensor math at half rate with fp32 accumulate: RTX 4080 -> 97.5 TFLOPS
-        (nv("NVIDIA GeForce RTX 4080", "8.9", 76, 2505), "bf16", 76 * 2505 * 512 / 1000),
-        # ...but int8 is not halved (RTX 4090 row: int8 = 4x the fp32-accumulate bf16 rate)
-        (nv("NVIDIA GeForce RTX 4080", "8.9", 76, 2505), "int8", 76 * 2505 * 2048 / 1000),
-        # H100 PCIe is not the SXM part: formula, 114 SM x 1755 MHz x 4096
-        (nv("NVIDIA H100 PCIe", "9.0", 114, 1755), "bf16", 114 * 1755 * 4096 / 1000),
-        # Strix Halo: no vendor FLOPS figure, RDNA3.5 WMMA 512 FLOP/clk/CU
-        (amd("AMD Radeon 8060S Graphics", "gfx1151", 40, 2900), "fp16", 40 * 2900 * 512 / 1000),
-        # MI300X formula reproduces its spec figure at the same clock: 304 x 2100 x 2048 = 1307.4 TFLOPS
-        (amd("AMD Instinct MI325X", "gfx942", 304, 2100), "bf16", 1307443.2),
+        # L20 is not in the table: 92 SM x 2520 MHz x 1024 FLOP/clk/SM (AD10x full rate)
+        (nv("NVIDIA L20", "8.9", 92, 2520), "bf16", 92 * 2520 * 1024 / 1000),
+        # Laptop GeForce is no desktop row: formula, 16-bit tensor math at half rate with fp32 accumulate
+        (nv("NVIDIA GeForce RTX 4080 Laptop GPU", "8.9", 58, 2280), "bf16", 58 * 2280 * 512 / 1000),
+        # ...but int8 is not halved (RTX 4090 whitepaper row: int8 = 4x the fp32-accumulate bf16 rate)
+        (nv("NVIDIA GeForce RTX 4080 Laptop GPU", "8.9", 58, 2280), "int8", 58 * 2280 * 2048 / 1000),
+        # H800 PCIe is not in the table: 114 SM x 1755 MHz x 4096
+        (nv("NVIDIA H800 PCIe", "9.0", 114, 1755), "bf16", 114 * 1755 * 4096 / 1000),
+        # rocminfo's generic APU name: RDNA3.5 WMMA 512 FLOP/clk/CU from the device's own CUs and clock
+        (amd("AMD Radeon Graphics", "gfx1151", 40, 2900), "fp16", 40 * 2900 * 512 / 1000),
+        # a virtual function may be a partition: its own CU count, never the whole MI300X's datasheet
+        (amd("AMD Instinct MI300X VF", "gfx942", 38, 2100), "bf16", 38 * 2100 * 2048 / 1000),
+        # GTX 16xx (TU116): no tensor cores; fp16 on FP16 units at 2x fp32 (24 SM x 1770 MHz x 256)
+        (nv("NVIDIA GeForce GTX 1660 Ti", "7.5", 24, 1770), "fp16", 24 * 1770 * 256 / 1000),
     ],
 )
 def test_formula_peaks_are_estimated(device, precision, gflops):
@@ -439,9 +450,9 @@ def test_formula_peaks_are_estimated(device, precision, gflops):
 
 
 def test_formula_fills_only_what_the_named_part_lacks():
-    peaks = peaks_for(amd("AMD Radeon RX 5600 XT", "gfx1010", 36, 1560))
-    assert peaks["fp32"].provenance == "spec"
-    assert peaks["fp16"].provenance == "estimated"  # packed fp16, 2x fp32
+    peaks = peaks_for(amd("AMD Radeon RX 5600 XT", "gfx1010", 36, 1620))
+    assert peaks["fp32"].provenance == "spec"  # AMD's 7.19 TFLOPS
+    assert peaks["fp16"].provenance == "spec-derived"  # packed fp16, 2x fp32, at AMD's 1560 MHz, not the driver's
     assert peaks["fp16"].gflops == pytest.approx(36 * 1560 * 256 / 1000)
     assert "bf16" not in peaks  # emulated on RDNA1: no meaningful peak
 
@@ -450,15 +461,17 @@ def test_no_peak_for_precisions_that_are_not_native():
     peaks = peaks_for(nv("NVIDIA A100-SXM4-80GB", "8.0", 108, 1410))
     assert "fp8_e4m3" not in peaks and "fp4" not in peaks
     assert "bf16" not in peaks_for(nv("Tesla V100-SXM2-16GB", "7.0", 80, 1530))
+    assert "int8" not in peaks_for(nv("NVIDIA GeForce GTX 1660 Ti", "7.5", 24, 1770))  # dp4a only: emulated
 
 
 def test_peaks_without_clock_or_units_give_only_the_table():
-    assert peaks_for(nv("NVIDIA L4", "8.9")) == {}
+    assert peaks_for(nv("NVIDIA L20", "8.9")) == {}
     assert peaks_for(nv("NVIDIA H100 80GB HBM3", "9.0"))["bf16"].provenance == "spec"
+    assert peaks_for(nv("NVIDIA GeForce RTX 3060", "8.6"))["fp32"].provenance == "spec-derived"
 
 
 def test_cpu_peaks_match_the_reference_sanity_run():
-    # A sanity run on a 2-core Xeon VM: 2 cores at 2.1 GHz, AVX-512 + AMX -> fp64 0.134, fp32 0.269, AMX-bf16 4.3, AMX-int8 8.6 TFLOPS
+    # a 2-core 2.1 GHz Emerald Rapids VM, AVX-512 + AMX -> fp64 0.134, fp32 0.269, AMX-bf16 4.3, AMX-int8 8.6 TFLOPS
     peaks = peaks_for(cpu("GenuineIntel", 6, 207, SPR_EMR_FEATURES, cores=2, mhz=2100))
     assert peaks["fp64"].gflops == pytest.approx(134.4)
     assert peaks["fp32"].gflops == pytest.approx(268.8)
@@ -506,6 +519,8 @@ def test_cpu_peaks_need_cores_clock_and_a_vector_isa():
         (nv("NVIDIA A100 80GB PCIe", "8.0"), 1935.0),
         (nv("NVIDIA A100-SXM4-40GB", "8.0"), 1555.0),
         (nv("NVIDIA GeForce RTX 3060", "8.6"), 360.0),
+        (nv("NVIDIA L4", "8.9"), 300.0),
+        (amd("AMD Instinct MI250X/MI250", "gfx90a"), 1638.4),  # per GCD, the same on both products the name covers
         (amd("AMD Instinct MI300X", "gfx942"), 5300.0),
         (amd("AMD Radeon RX 5600 XT", "gfx1010"), 288.0),
         (amd("AMD Radeon 8060S Graphics", "gfx1151"), 256.0),
@@ -520,9 +535,10 @@ def test_memory_bandwidth_for_named_parts(device, gbps):
 @pytest.mark.parametrize(
     "device",
     [
-        nv("NVIDIA L4", "8.9"),
-        nv("NVIDIA GH200 480GB", "9.0"),  # HBM size/bandwidth differ per GH200 SKU
-        nv("NVIDIA GeForce RTX 3060 Ti", "8.6"),
+        nv("NVIDIA L20", "8.9"),
+        nv("NVIDIA GH200 480GB", "9.0"),  # 96 GB HBM3 (4 TB/s) or 144 GB HBM3e (4.9 TB/s): the name does not say
+        nv("NVIDIA GeForce RTX 3060 Laptop GPU", "8.6"),
+        amd("Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]", "gfx1010"),
         DeviceInfo("nvidia", 0, "AMD Instinct MI300X"),  # a part matches only under its own vendor
         cpu("GenuineIntel", 6, 207, SPR_EMR_FEATURES),
     ],

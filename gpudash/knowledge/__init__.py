@@ -1,14 +1,15 @@
 """Architecture knowledge: what a device is, which precisions its hardware has, and its theoretical peaks.
 
 Pure data and small functions: nothing here imports torch, Textual or a vendor binding, so the tables
-can be shown instantly and tested anywhere. Each table names the public sources it encodes (NVIDIA's
-CUDA GPU list, LLVM AMDGPUUsage and the ROCm precision-support page, PyTorch's own gates, vendor datasheets).
+can be shown instantly and tested anywhere. Every table cites the public vendor source (URL) of its facts.
 
 Support levels:
   native   - the hardware has it (tensor/matrix cores or native vector instructions), per the spec tables
   emulated - it runs, but through conversion or a slow reference path
   absent   - it does not run / is not available
 A native precision may still be slow (fp64 on GeForce, fp16 on consumer Pascal); `notes` says so.
+`cautions` names precisions the hardware has but a known software fault makes a spec-only answer unsafe for.
+A device name that covers several products is reported as ambiguous (peaks.match_parts, Peak.candidates).
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import cpu_arch
 from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, SUPPORT_LEVELS, ArchInfo
 from gpudash.knowledge.nvidia import nvidia_arch
-from gpudash.knowledge.peaks import Peak, peak_memory_bandwidth_gbps, peaks_for
+from gpudash.knowledge.peaks import (
+    PartMatch,
+    Peak,
+    match_parts,
+    peak_candidates,
+    peak_memory_bandwidth_gbps,
+    peaks_for,
+)
 
 __all__ = [
     "ABSENT",
@@ -26,11 +34,14 @@ __all__ = [
     "NATIVE",
     "SUPPORT_LEVELS",
     "ArchInfo",
+    "PartMatch",
     "Peak",
     "amd_arch",
     "arch_for",
     "cpu_arch",
+    "match_parts",
     "nvidia_arch",
+    "peak_candidates",
     "peak_memory_bandwidth_gbps",
     "peaks_for",
 ]

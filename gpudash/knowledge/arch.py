@@ -12,10 +12,12 @@ def arch_for(device: DeviceFacts) -> ArchInfo:
     """The architecture facts for one device, dispatched on its vendor. Never raises."""
     try:
         vendor = (getattr(device, "vendor", None) or "").lower()
+        name = getattr(device, "name", None)
+        name = name if isinstance(name, str) else None  # the name settles chips one cc/gfx covers (TU116 vs TU106)
         if vendor == "nvidia":
-            return nvidia_arch(getattr(device, "compute_capability", None))
+            return nvidia_arch(getattr(device, "compute_capability", None), name)
         if vendor == "amd":
-            return amd_arch(getattr(device, "gfx_target", None))
+            return amd_arch(getattr(device, "gfx_target", None), name)
         if vendor == "cpu":
             return cpu_arch(device)
         return unknown_arch("", f"unknown vendor {vendor!r}")

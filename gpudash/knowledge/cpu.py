@@ -3,9 +3,9 @@
 Features use torch.cpu.get_capabilities() key names (x86: "avx2", "fma3", "avx512_f", "avx512_bf16",
 "avx512_fp16", "avx512_vnni", "avx_vnni", "amx_bf16", "amx_int8", "amx_fp16"; ARM: "bf16", "i8mm",
 "asimddp", "fphp"); /proc/cpuinfo flag spellings (avx512f, avx512_bf16, amx_bf16, ...) are accepted too.
-Sources: ISA features from torch.cpu.get_capabilities() (PyTorch); CPU fp8: torch's `_scaled_mm` runs
-e4m3fn/e5m2 on CPUs without fp8 hardware (about 0.05 GFLOPS on an Intel Xeon VM with torch 2.13; 140-165 GFLOPS
-with B column-major on a Zen 4 VM, below fp32: emulated either way).
+Sources: torch.cpu.get_capabilities() for the ISA flags (SOURCE below); CPU fp8: torch's `_scaled_mm` runs
+e4m3fn/e5m2 without fp8 hardware (torch 2.13 on a Zen 4 VM measured 140-165 GFLOPS with B column-major, below
+fp32: emulated); AMX rates: Intel's AMX overview (2048 int8 / 1024 bf16 operations per cycle per core).
 Microarchitecture from (vendor, family, model) as in the Intel SDM / AMD family numbering:
   Intel family 6: 85 Skylake-SP / Cascade Lake / Cooper Lake (told apart by VNNI and AVX512-BF16),
     106/108 Ice Lake-SP, 143 Sapphire Rapids, 207 Emerald Rapids, 173/174 Granite Rapids.
@@ -20,7 +20,10 @@ from typing import Any
 
 from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, ArchInfo, DeviceFacts, support
 
-SOURCE = "torch.cpu.get_capabilities ISA flags; PyTorch _scaled_mm on CPUs without fp8 hardware"
+SOURCE = (
+    "https://github.com/pytorch/pytorch/blob/main/torch/cpu/__init__.py (get_capabilities ISA flags); "
+    "https://www.intel.com/content/www/us/en/products/docs/accelerator-engines/advanced-matrix-extensions/overview.html"
+)
 
 # /proc/cpuinfo spellings -> torch.cpu.get_capabilities() spellings.
 _ALIASES = {"avx512f": "avx512_f", "fma": "fma3", "avxvnni": "avx_vnni", "avx512vnni": "avx512_vnni"}

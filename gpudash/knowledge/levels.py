@@ -1,9 +1,13 @@
-"""Support levels and ArchInfo: the shape of every architecture answer (see the package docstring)."""
+"""Support levels and ArchInfo: the shape of every architecture answer (see the package docstring).
+
+int8 is "native" where int8 GEMMs run on matrix units (tensor cores, MFMA, WMMA). Parts whose only int8 hardware is
+a 4-way dot-product instruction (NVIDIA dp4a, AMD v_dot4_i32_i8) are "emulated", and their notes say so.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gpudash.precisions import PRECISIONS
@@ -20,6 +24,10 @@ class ArchInfo:
     fp8_e5m2_dtype: str | None
     notes: tuple[str, ...] = ()
     source: str = ""
+    matrix_unit: str | None = None  # "tensor cores", "MFMA", "WMMA"; None where there are no matrix units
+    # precision -> why a spec-only answer should not rely on it (a known software fault, with its citation);
+    # a live probe that verifies the precision correct overrides the caution.
+    cautions: dict[str, str] = field(default_factory=dict)
 
     def is_native(self, precision: str) -> bool:
         return self.precisions.get(precision) == NATIVE

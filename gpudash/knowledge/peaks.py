@@ -1,9 +1,16 @@
-"""Theoretical peaks (dense, no sparsity): a named-parts table, a per-family formula, and a CPU formula.
+"""Theoretical peaks (dense, no sparsity): named parts (datasheets), per-architecture rates, and a CPU formula.
 
-Order of trust: a named part's datasheet figure (provenance "spec") beats the formula (provenance "estimated"),
-because the driver-reported max clock is not the clock vendors compute peaks with (H100 SXM reports 1980 MHz,
-its tensor peak uses 1830 MHz, as the ml-engineering spec table notes). The formula only fills precisions the part entry
-lacks, and only for precisions the architecture has natively (an emulated path has no meaningful peak).
+Order of trust, each Peak saying which it is:
+  "spec"          a figure the vendor's datasheet/whitepaper prints for the named part;
+  "spec-derived"  the part's architecture rate x the SM/CU count and clock the vendor specifies for that part;
+  "estimated"     the architecture rate x the SM/CU count and max clock the driver reports (VMs and boost behaviour
+                  make that clock differ from the vendor's: H100 SXM reports 1980 MHz, its tensor peak uses 1830).
+Only precisions the architecture has natively get a peak (an emulated path has no meaningful one).
+
+A device name that covers several products ("AMD Instinct MI250X/MI250", pci.ids' "Navi 10 [Radeon RX 5600 OEM/
+5600 XT / 5700/5700 XT]", a bare "NVIDIA A100" or Jetson's "Orin") is never read as one of them: match_parts()
+returns every candidate; peaks_for() keeps only figures every candidate shares, and marks every peak of such a
+device with the candidates (Peak.candidates); peak_candidates() lists each candidate's own figures.
 Units: GFLOPS; int8 in GOPS. For memory bandwidth, `Peak.gflops` holds GB/s.
 """
 
@@ -15,21 +22,44 @@ from typing import Any
 
 from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import features, microarch, vendor_of
-from gpudash.knowledge.levels import NATIVE, DeviceFacts
-from gpudash.knowledge.peak_tables import AMD_RATES, GEFORCE_HALVED, NV_RATES, PARTS, Part
+from gpudash.knowledge.levels import NATIVE, ArchInfo, DeviceFacts
+from gpudash.knowledge.nvidia import parse_cc
+from gpudash.knowledge.peak_tables import AMD_RATES, GEFORCE_HALVED, NV_RATES, NV_RATES_NO_TC, PARTS, Part
 from gpudash.precisions import PRECISIONS
 
-SPEC, ESTIMATED = "spec", "estimated"
+SPEC, DERIVED, ESTIMATED = "spec", "spec-derived", "estimated"
 
 
 @dataclass(frozen=True)
 class Peak:
     gflops: float  # dense, no sparsity; int8 in GOPS (GB/s for memory bandwidth)
-    provenance: str  # "spec" or "estimated"
+    provenance: str  # "spec", "spec-derived" or "estimated"
     basis: str
+    candidates: tuple[str, ...] = ()  # the products the device name covers, when it covers several
+
+
+@dataclass(frozen=True)
+class PartMatch:
+    """The named parts a device name can be. One part and nothing else: identified. More: ambiguous."""
+
+    parts: tuple[Part, ...] = ()
+    others: tuple[str, ...] = ()  # further products the name lists that the tables have no row for
+
+    @property
+    def part(self) -> Part | None:
+        return self.parts[0] if len(self.parts) == 1 and not self.others else None
+
+    @property
+    def ambiguous(self) -> bool:
+        return bool(self.parts) and len(self.parts) + len(self.others) > 1
+
+    @property
+    def candidates(self) -> tuple[str, ...]:
+        return tuple(p.label for p in self.parts) + self.others
 
 
 _VM_CLOCK = "VMs often report the base clock, so turbo can exceed it"
+_NOT_A_PRODUCT = re.compile(r"^(?:pcie|sse2?|gen ?\d|x16|oem)$")
 
 
 def _ordered(peaks: dict[str, Peak]) -> dict[str, Peak]:
@@ -37,17 +67,44 @@ def _ordered(peaks: dict[str, Peak]) -> dict[str, Peak]:
     return {p: peaks[p] for p in PRECISIONS if p in peaks}
 
 
-def _tokens(name: object) -> set[str]:
-    return set(re.sub(r"[^a-z0-9]+", " ", str(name or "").lower()).split())
+def normalise_name(name: object) -> str:
+    """Lower case, punctuation as spaces, '/' kept (it separates the products of a multi-product name)."""
+    text = re.sub(r"[^a-z0-9/]+", " ", str(name or "").lower())
+    text = re.sub(r" ?/ ?", "/", text)
+    return re.sub(r" +", " ", text).strip()
 
 
-def _part_for(device: DeviceFacts) -> Part | None:
+_COMPILED = tuple((part, re.compile(part.pattern)) for part in PARTS)
+
+
+def _matching(vendor: str, text: str) -> list[Part]:
+    return [part for part, rx in _COMPILED if part.vendor == vendor and rx.search(text)]
+
+
+def match_parts(device: DeviceFacts) -> PartMatch:
+    """The table parts the device's name can be (see the module docstring). Never raises."""
     vendor = (getattr(device, "vendor", None) or "").lower()
-    tokens = _tokens(getattr(device, "name", ""))
-    for part in PARTS:
-        if part.vendor == vendor and all(t in tokens for t in part.needs) and not tokens & set(part.avoid):
-            return part
-    return None
+    text = normalise_name(getattr(device, "name", ""))
+    if not text:
+        return PartMatch()
+    parts = _matching(vendor, text)
+    if not parts:
+        group_parts = [
+            p for p in PARTS if p.vendor == vendor and p.group and re.search(rf"\b{p.group.lower()}\b", text)
+        ]
+        return PartMatch(tuple(group_parts))
+    others: list[str] = []
+    segments = [s.strip() for s in text.split("/")]
+    if len(segments) > 1:
+        own = [rx for part, rx in _COMPILED if part in parts]
+        for i, seg in enumerate(segments):
+            if not re.search(r"\d", seg) or _NOT_A_PRODUCT.match(seg):
+                continue
+            probe = seg if i == 0 else "/" + seg  # later segments drop the "RX"/"RTX" the patterns accept "/" for
+            if not any(rx.search(probe) for rx in own):
+                named = re.search(r"\b(?:radeon|geforce|instinct|rx|rtx|gtx)\b.*", seg)
+                others.append(named.group(0) if named else seg)
+    return PartMatch(tuple(dict.fromkeys(parts)), tuple(dict.fromkeys(others)))
 
 
 def _positive_int(value: Any) -> int | None:
@@ -58,24 +115,24 @@ def _positive_int(value: Any) -> int | None:
     return n if n > 0 else None
 
 
-def _gpu_formula(device: DeviceFacts, native: set[str]) -> dict[str, Peak]:
-    units = _positive_int(getattr(device, "multiprocessors", None))
-    mhz = _positive_int(getattr(device, "max_clock_mhz", None))
-    if units is None or mhz is None:
-        return {}
-    vendor = (device.vendor or "").lower()
-    halved: tuple[str, ...] = ()
-    if vendor == "nvidia":
-        from gpudash.knowledge.nvidia import parse_cc
+def _rates(key: str | tuple[int, int] | None, arch: ArchInfo | None) -> dict[str, int]:
+    if isinstance(key, tuple):
+        if key == (7, 5) and arch is not None and arch.matrix_unit is None:
+            return NV_RATES_NO_TC  # TU116/TU117 (or a Turing part the name does not place): no tensor cores
+        return NV_RATES.get(key, {})
+    return AMD_RATES.get(key or "", {})
 
-        cc = parse_cc(device.compute_capability)
-        rates = NV_RATES.get(cc, {}) if cc else {}
-        unit, label = "SM", f"cc {cc[0]}.{cc[1]}" if cc else "?"
-        if cc in GEFORCE_HALVED and _tokens(device.name) & {"geforce", "titan"}:
-            halved = GEFORCE_HALVED[cc]
-    else:
-        label = arch_for(device).family
-        rates, unit = AMD_RATES.get(label, {}), "CU"
+
+def _rate_figures(
+    rates: dict[str, int],
+    native: set[str],
+    units: int,
+    mhz: int,
+    halved: tuple[str, ...],
+    provenance: str,
+    what: str,
+    tail: str,
+) -> dict[str, Peak]:
     out = {}
     for precision, rate in rates.items():
         if precision not in native:
@@ -86,11 +143,92 @@ def _gpu_formula(device: DeviceFacts, native: set[str]) -> dict[str, Peak]:
             why = ", GeForce fp32-accumulate half rate"
         out[precision] = Peak(
             gflops=units * mhz * rate / 1000.0,
-            provenance=ESTIMATED,
-            basis=f"formula: {units} {unit}s x {mhz} MHz x {rate} FLOP/clk/{unit} ({label}{why}); "
-            "the driver's max clock may differ from the clock vendors quote",
+            provenance=provenance,
+            basis=f"{what}: {units} x {mhz} MHz x {rate} FLOP/clk{why}{tail}",
         )
     return out
+
+
+def _gpu_formula(device: DeviceFacts, arch: ArchInfo, native: set[str]) -> dict[str, Peak]:
+    units = _positive_int(getattr(device, "multiprocessors", None))
+    mhz = _positive_int(getattr(device, "max_clock_mhz", None))
+    if units is None or mhz is None:
+        return {}
+    vendor = (device.vendor or "").lower()
+    halved: tuple[str, ...] = ()
+    if vendor == "nvidia":
+        cc = parse_cc(device.compute_capability)
+        rates, unit, label = _rates(cc, arch), "SM", f"cc {cc[0]}.{cc[1]}" if cc else "?"
+        tensor = rates is not NV_RATES_NO_TC  # the half rate is a tensor-core limit
+        if tensor and cc in GEFORCE_HALVED and "geforce" in normalise_name(device.name).split(" "):
+            halved = GEFORCE_HALVED[cc]
+    else:
+        rates, unit, label = _rates(arch.family, arch), "CU", arch.family
+    return _rate_figures(
+        rates,
+        native,
+        units,
+        mhz,
+        halved,
+        ESTIMATED,
+        f"formula ({label}, {unit}s x driver max clock)",
+        "; the driver's max clock may differ from the clock vendors quote",
+    )
+
+
+def part_peaks(part: Part, arch: ArchInfo) -> dict[str, Peak]:
+    """One part's peaks: its datasheet figures ("spec"), then its architecture rates at its specified SM/CU count and
+    clock for precisions the datasheet leaves out ("spec-derived"), native precisions only."""
+    native = {p for p, level in arch.precisions.items() if level == NATIVE}
+    out: dict[str, Peak] = {}
+    if part.derive and part.units and part.boost_mhz and part.arch:
+        cc = parse_cc(part.arch) if part.vendor == "nvidia" else None
+        rates = _rates(cc if cc else part.arch, arch)
+        halved = GEFORCE_HALVED.get(cc, ()) if (part.geforce and cc) else ()
+        unit = "SMs" if part.vendor == "nvidia" else "CUs"
+        out = _rate_figures(
+            rates,
+            native,
+            part.units,
+            part.boost_mhz,
+            halved,
+            DERIVED,
+            f"{part.label}: {part.units} {unit} and {part.boost_mhz} MHz per the spec ({part.source}) x {part.arch} rate",
+            "",
+        )
+    elif part.units and part.boost_mhz and part.arch and "fp32" in native:
+        # capped part: only the fp32 vector rate, which the cap does not touch
+        fp32 = _rates(parse_cc(part.arch) if part.vendor == "nvidia" else part.arch, arch).get("fp32")
+        if fp32:
+            out = _rate_figures(
+                {"fp32": fp32}, native, part.units, part.boost_mhz, (), DERIVED,
+                f"{part.label}: {part.units} SMs and {part.boost_mhz} MHz per the spec ({part.source})", "",
+            )  # fmt: skip
+    note = f"; {part.note}" if part.note else ""
+    for precision, tflops in part.tflops.items():
+        if precision in native:
+            out[precision] = Peak(tflops * 1000.0, SPEC, f"{part.label} datasheet ({part.source}){note}")
+    return out
+
+
+def _same(values: list[Peak]) -> bool:
+    first = values[0]
+    return all(
+        v.provenance == first.provenance and abs(v.gflops - first.gflops) <= 0.005 * max(first.gflops, 1e-9)
+        for v in values
+    )
+
+
+def peak_candidates(device: DeviceFacts) -> dict[str, dict[str, Peak]]:
+    """Per candidate product, its own peaks, for a device whose name covers several (empty otherwise)."""
+    try:
+        match = match_parts(device)
+        if not match.ambiguous:
+            return {}
+        arch = arch_for(device)
+        return {part.label: _ordered(part_peaks(part, arch)) for part in match.parts}
+    except Exception:
+        return {}
 
 
 def _cpu_fp32_rate(device: DeviceFacts, feats: frozenset[str]) -> tuple[int, str] | None:
@@ -145,6 +283,10 @@ def _cpu_peaks(device: DeviceFacts) -> dict[str, Peak]:
     )
 
 
+def _mark(peak: Peak, candidates: tuple[str, ...], why: str) -> Peak:
+    return Peak(peak.gflops, peak.provenance, f"{peak.basis}; {why}", candidates)
+
+
 def peaks_for(device: DeviceFacts) -> dict[str, Peak]:
     """Precision -> theoretical peak, for the precisions we can say something about. Never raises."""
     try:
@@ -155,22 +297,47 @@ def peaks_for(device: DeviceFacts) -> dict[str, Peak]:
             return {}
         arch = arch_for(device)
         native = {p for p, level in arch.precisions.items() if level == NATIVE}
-        out = _gpu_formula(device, native)
-        part = _part_for(device)
-        if part is not None:
-            for precision, tflops in part.tflops.items():
-                out[precision] = Peak(tflops * 1000.0, SPEC, f"{part.label} spec ({part.source})")
+        out = _gpu_formula(device, arch, native)
+        match = match_parts(device)
+        if match.part is not None:
+            out.update(part_peaks(match.part, arch))
+        elif match.ambiguous:
+            names = ", ".join(match.candidates)
+            why = f"the name covers several products ({names})"
+            out = {p: _mark(pk, match.candidates, why + ": estimated from this device") for p, pk in out.items()}
+            if not match.others:
+                per_part = [part_peaks(part, arch) for part in match.parts]
+                for precision in PRECISIONS:
+                    values = [peaks.get(precision) for peaks in per_part]
+                    present = [v for v in values if v is not None]
+                    if len(present) == len(values) and _same(present):
+                        out[precision] = _mark(present[0], match.candidates, f"the same for every product of {why}")
         return _ordered(out)
     except Exception:
         return {}
 
 
 def peak_memory_bandwidth_gbps(device: DeviceFacts) -> Peak | None:
-    """Spec memory bandwidth (GB/s, in `gflops`) for the named parts we know, else None. Never raises."""
+    """Spec memory bandwidth (GB/s, in `gflops`) of the named part, None when unknown or when the products the name
+    covers differ. Never raises."""
     try:
-        part = _part_for(device)
-        if part is None or part.bandwidth_gbs is None:
-            return None
-        return Peak(part.bandwidth_gbs, SPEC, f"{part.label} spec ({part.source})")
+        match = match_parts(device)
+        part = match.part
+        if part is not None:
+            if part.bandwidth_gbs is None:
+                return None
+            return Peak(part.bandwidth_gbs, SPEC, f"{part.label} datasheet ({part.source})")
+        if match.ambiguous and not match.others:
+            values = {p.bandwidth_gbs for p in match.parts}
+            if len(values) == 1 and None not in values:
+                bw = values.pop()
+                assert bw is not None
+                return Peak(
+                    bw,
+                    SPEC,
+                    f"the same for every product the name covers ({', '.join(match.candidates)})",
+                    match.candidates,
+                )
+        return None
     except Exception:
         return None

@@ -1,0 +1,252 @@
+"""Named parts: each reachable by the name tools print, datasheet figures dense, multi-product names ambiguous.
+
+Figures are the vendors' (NVIDIA datasheets print tensor figures "with sparsity" and say dense is half; AMD's
+Instinct pages; GA102/Ada whitepaper appendices for the GeForce rows that have them). Spec-derived figures are
+checked against the vendor's own headline numbers where one exists (RTX 5090: 3352 sparse fp4 "AI TOPS").
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpudash.knowledge import peak_memory_bandwidth_gbps, peaks_for
+from gpudash.knowledge.peak_tables import PARTS
+from gpudash.knowledge.peaks import match_parts, peak_candidates
+from gpudash.models import DeviceInfo
+
+# label -> (vendor, name as nvidia-smi / rocminfo / torch print it, cc or gfx)
+NAMES = {
+    "NVIDIA V100 SXM2": ("nvidia", "Tesla V100-SXM2-32GB", "7.0"),
+    "NVIDIA V100 PCIe": ("nvidia", "Tesla V100-PCIE-16GB", "7.0"),
+    "NVIDIA V100S PCIe": ("nvidia", "Tesla V100S-PCIE-32GB", "7.0"),
+    "NVIDIA P100 SXM2": ("nvidia", "Tesla P100-SXM2-16GB", "6.0"),
+    "NVIDIA P100 PCIe 16GB": ("nvidia", "Tesla P100-PCIE-16GB", "6.0"),
+    "NVIDIA P100 PCIe 12GB": ("nvidia", "Tesla P100-PCIE-12GB", "6.0"),
+    "NVIDIA T4": ("nvidia", "Tesla T4", "7.5"),
+    "NVIDIA A100 40GB": ("nvidia", "NVIDIA A100-SXM4-40GB", "8.0"),
+    "NVIDIA A100 80GB PCIe": ("nvidia", "NVIDIA A100 80GB PCIe", "8.0"),
+    "NVIDIA A100 80GB SXM": ("nvidia", "NVIDIA A100-SXM4-80GB", "8.0"),
+    "NVIDIA A30": ("nvidia", "NVIDIA A30", "8.0"),
+    "NVIDIA A10": ("nvidia", "NVIDIA A10", "8.6"),
+    "NVIDIA A40": ("nvidia", "NVIDIA A40", "8.6"),
+    "NVIDIA L4": ("nvidia", "NVIDIA L4", "8.9"),
+    "NVIDIA L40": ("nvidia", "NVIDIA L40", "8.9"),
+    "NVIDIA L40S": ("nvidia", "NVIDIA L40S", "8.9"),
+    "NVIDIA H100 SXM": ("nvidia", "NVIDIA H100 80GB HBM3", "9.0"),
+    "NVIDIA H100 PCIe": ("nvidia", "NVIDIA H100 PCIe", "9.0"),
+    "NVIDIA H100 NVL": ("nvidia", "NVIDIA H100 NVL", "9.0"),
+    "NVIDIA H200 SXM": ("nvidia", "NVIDIA H200", "9.0"),
+    "NVIDIA H200 NVL": ("nvidia", "NVIDIA H200 NVL", "9.0"),
+    "NVIDIA GH200 (96GB HBM3)": ("nvidia", "NVIDIA GH200 96GB HBM3", "9.0"),
+    "NVIDIA GH200 (144GB HBM3e)": ("nvidia", "NVIDIA GH200 144G HBM3e", "9.0"),
+    "NVIDIA B200": ("nvidia", "NVIDIA B200", "10.0"),
+    "NVIDIA GB200": ("nvidia", "NVIDIA GB200", "10.0"),
+    "NVIDIA B300": ("nvidia", "NVIDIA B300 SXM6 AC", "10.3"),
+    "NVIDIA Jetson AGX Orin 64GB": ("nvidia", "NVIDIA Jetson AGX Orin 64GB", "8.7"),
+    "NVIDIA Jetson AGX Orin 32GB": ("nvidia", "NVIDIA Jetson AGX Orin 32GB", "8.7"),
+    "NVIDIA Jetson Orin NX 16GB": ("nvidia", "NVIDIA Jetson Orin NX 16GB", "8.7"),
+    "NVIDIA Jetson Orin NX 8GB": ("nvidia", "NVIDIA Jetson Orin NX 8GB", "8.7"),
+    "NVIDIA Jetson Orin Nano 8GB": ("nvidia", "NVIDIA Jetson Orin Nano 8GB", "8.7"),
+    "NVIDIA Jetson Orin Nano 4GB": ("nvidia", "NVIDIA Jetson Orin Nano 4GB", "8.7"),
+    "AMD Instinct MI100": ("amd", "AMD Instinct MI100", "gfx908"),
+    "AMD Instinct MI210": ("amd", "AMD Instinct MI210", "gfx90a"),
+    "AMD Instinct MI250 (one GCD)": ("amd", "AMD Instinct MI250", "gfx90a"),
+    "AMD Instinct MI250X (one GCD)": ("amd", "AMD Instinct MI250X", "gfx90a"),
+    "AMD Instinct MI300A": ("amd", "AMD Instinct MI300A", "gfx942"),
+    "AMD Instinct MI300X": ("amd", "AMD Instinct MI300X", "gfx942"),
+    "AMD Instinct MI325X": ("amd", "AMD Instinct MI325X", "gfx942"),
+    "AMD Instinct MI350X": ("amd", "AMD Instinct MI350X", "gfx950"),
+    "AMD Instinct MI355X": ("amd", "AMD Instinct MI355X", "gfx950"),
+    "AMD Radeon 8060S": ("amd", "Radeon 8060S Graphics", "gfx1151"),
+}
+_CC = {"30": "8.6", "40": "8.9", "50": "12.0"}
+for _part in PARTS:  # GeForce and Radeon rows: the label is the name the tools print
+    if _part.label.startswith("NVIDIA GeForce"):
+        NAMES[_part.label] = ("nvidia", _part.label, _CC[_part.label.split("RTX ")[1][:2]])
+    elif _part.label.startswith("AMD Radeon RX"):
+        NAMES[_part.label] = (
+            "amd",
+            _part.label,
+            {"RDNA1": "gfx1010", "RDNA2": "gfx1030", "RDNA3": "gfx1100"}.get(_part.arch, "gfx1201"),
+        )
+
+
+def device(vendor: str, name: str, arch_id: str | None = None, units=None, mhz=None) -> DeviceInfo:
+    return DeviceInfo(
+        vendor,
+        0,
+        name,
+        compute_capability=arch_id if vendor == "nvidia" else None,
+        gfx_target=arch_id if vendor == "amd" else None,
+        multiprocessors=units,
+        max_clock_mhz=mhz,
+    )
+
+
+def test_every_part_has_a_real_name_in_this_test():
+    assert {p.label for p in PARTS} == set(NAMES)
+
+
+@pytest.mark.parametrize("label", sorted(NAMES))
+def test_each_part_is_reached_by_its_name_and_only_it(label):
+    match = match_parts(device(*NAMES[label]))
+    assert match.part is not None and match.part.label == label, match.candidates
+
+
+@pytest.mark.parametrize("part", PARTS, ids=lambda p: p.label)
+def test_every_part_cites_a_public_source_and_has_a_figure(part):
+    assert "https://" in part.source
+    assert part.tflops or part.bandwidth_gbs or (part.units and part.boost_mhz)
+    peaks = peaks_for(device(*NAMES[part.label]))
+    assert all(pk.provenance in ("spec", "spec-derived") for pk in peaks.values())
+
+
+def test_no_source_in_the_knowledge_package_points_outside_the_repo():
+    root = Path(__file__).resolve().parent.parent / "gpudash" / "knowledge"
+    text = "\n".join(p.read_text() for p in root.glob("*.py"))
+    assert not re.search(r"shared/|reference/precision\.md|precision\.md|seeds/|design\.md|§", text)
+
+
+@pytest.mark.parametrize(
+    ("name", "arch_id", "precision", "tflops"),
+    [
+        ("NVIDIA L4", "8.9", "fp8_e4m3", 242.5),  # 485 with sparsity
+        ("NVIDIA L4", "8.9", "bf16", 121.0),
+        ("NVIDIA L40S", "8.9", "bf16", 362.05),  # the datasheet's dense column (733 with sparsity)
+        ("NVIDIA H100 PCIe", "9.0", "bf16", 756.5),  # 1513 with sparsity
+        ("NVIDIA H100 NVL", "9.0", "fp8_e4m3", 1670.5),  # 3341 with sparsity
+        ("NVIDIA H200", "9.0", "bf16", 989.4),
+        ("NVIDIA B200", "10.0", "bf16", 2250.0),
+        ("NVIDIA B200", "10.0", "fp4", 9000.0),
+        ("NVIDIA GB200", "10.0", "fp8_e4m3", 5000.0),
+        ("NVIDIA B300 SXM6 AC", "10.3", "fp64", 1.25),  # Blackwell Ultra cut fp64
+        ("Tesla V100-SXM2-16GB", "7.0", "fp16", 125.0),
+        ("Tesla P100-PCIE-16GB", "6.0", "fp16", 18.7),
+        ("NVIDIA A30", "8.0", "tf32", 82.5),
+        ("NVIDIA GeForce RTX 3080", "8.6", "bf16", 59.5),  # GA102 whitepaper, fp32 accumulate
+        ("AMD Instinct MI355X", "gfx950", "fp4", 10000.0),
+        ("AMD Instinct MI300A", "gfx942", "bf16", 980.6),
+        ("AMD Instinct MI100", "gfx908", "bf16", 92.3),  # half the fp16 rate on CDNA1
+        ("AMD Radeon RX 7900 XTX", "gfx1100", "fp16", 122.8),
+    ],
+)
+def test_datasheet_figures_are_dense(name, arch_id, precision, tflops):
+    peak = peaks_for(device("amd" if arch_id.startswith("gfx") else "nvidia", name, arch_id))[precision]
+    assert peak.provenance == "spec"
+    assert peak.gflops == pytest.approx(tflops * 1000, rel=1e-3)
+    assert "https://" in peak.basis
+
+
+@pytest.mark.parametrize(
+    ("name", "arch_id", "precision", "vendor_figure_tflops"),
+    [
+        # NVIDIA's "3352 AI TOPS" (fp4 with sparsity) / 2 against 170 SM x 2410 MHz x 4096
+        ("NVIDIA GeForce RTX 5090", "12.0", "fp4", 3352 / 2),
+        ("NVIDIA GeForce RTX 5080", "12.0", "fp4", 1801 / 2),
+        # AMD's 48.7 TFLOPS fp32 for the RX 9070 XT against 64 CU x 2970 MHz x 256
+        ("AMD Radeon RX 9070 XT", "gfx1201", "fp32", 48.7),
+        # AMD's 122.8 TFLOPS fp16 for the RX 7900 XTX against WMMA bf16 at 96 CU x 2500 MHz x 512
+        ("AMD Radeon RX 7900 XTX", "gfx1100", "bf16", 122.8),
+    ],
+)
+def test_spec_derived_figures_reproduce_the_vendors_headline_numbers(name, arch_id, precision, vendor_figure_tflops):
+    peak = peaks_for(device("amd" if arch_id.startswith("gfx") else "nvidia", name, arch_id))[precision]
+    assert peak.provenance == "spec-derived"
+    assert peak.gflops == pytest.approx(vendor_figure_tflops * 1000, rel=5e-3)
+
+
+def test_a_capped_part_gets_no_tensor_figures():
+    peaks = peaks_for(device("nvidia", "NVIDIA GeForce RTX 5090 D", "12.0"))
+    assert set(peaks) == {"fp32"}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "NVIDIA GeForce RTX 4090 Laptop GPU",
+        "NVIDIA GeForce RTX 3060 Laptop GPU",
+        "NVIDIA GeForce RTX 5090 Laptop GPU",
+        "NVIDIA GeForce RTX 4070 Max-Q",
+    ],
+)
+def test_laptop_parts_never_get_desktop_figures(name):
+    assert match_parts(device("nvidia", name)).parts == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", "NVIDIA GeForce RTX 4070 Ti SUPER"),
+        ("NVIDIA GeForce RTX 4070 Ti", "NVIDIA GeForce RTX 4070 Ti"),
+        ("NVIDIA GeForce RTX 4070 SUPER", "NVIDIA GeForce RTX 4070 SUPER"),
+        ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 4070"),
+        ("NVIDIA GeForce RTX 4090 D", "NVIDIA GeForce RTX 4090 D"),
+        ("AMD Radeon RX 7900 XT", "AMD Radeon RX 7900 XT"),
+        ("AMD Radeon RX 7600", "AMD Radeon RX 7600"),
+    ],
+)
+def test_suffixes_select_the_right_row(name, label):
+    assert match_parts(device("amd" if "AMD" in name else "nvidia", name)).part.label == label
+
+
+# --- names that cover several products -------------------------------------------------------------------------------
+
+
+def test_rocminfo_mi250x_slash_mi250_is_ambiguous_not_mi250x():
+    dev = device("amd", "AMD Instinct MI250X/MI250", "gfx90a")
+    match = match_parts(dev)
+    assert match.ambiguous and set(match.candidates) == {
+        "AMD Instinct MI250X (one GCD)",
+        "AMD Instinct MI250 (one GCD)",
+    }
+    assert peaks_for(dev) == {}  # 191.5 vs 181.05 TFLOPS bf16 per GCD: no figure is both
+    per = peak_candidates(dev)
+    assert per["AMD Instinct MI250X (one GCD)"]["bf16"].gflops == pytest.approx(191_500)
+    assert per["AMD Instinct MI250 (one GCD)"]["bf16"].gflops == pytest.approx(181_050)
+    bw = peak_memory_bandwidth_gbps(dev)  # the same 1638.4 GB/s per GCD on both
+    assert bw is not None and bw.gflops == 1638.4 and bw.candidates == match.candidates
+
+
+def test_pci_ids_navi10_list_is_ambiguous_with_every_product_it_names():
+    dev = device("amd", "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]", "gfx1010")
+    match = match_parts(dev)
+    assert match.ambiguous
+    assert {"AMD Radeon RX 5600 XT", "AMD Radeon RX 5700", "AMD Radeon RX 5700 XT"} <= set(match.candidates)
+    assert "radeon rx 5600 oem" in match.candidates  # listed, but no table row: still a candidate
+    assert peaks_for(dev) == {} and peak_memory_bandwidth_gbps(dev) is None
+    assert set(peak_candidates(dev)) == {"AMD Radeon RX 5600 XT", "AMD Radeon RX 5700", "AMD Radeon RX 5700 XT"}
+
+
+def test_a_bare_family_name_keeps_only_what_every_variant_shares():
+    dev = device("nvidia", "NVIDIA A100", "8.0")
+    peaks = peaks_for(dev)
+    assert peaks["bf16"].gflops == 312_000 and peaks["bf16"].provenance == "spec"
+    assert len(peaks["bf16"].candidates) == 3 and "every product" in peaks["bf16"].basis
+    assert peak_memory_bandwidth_gbps(dev) is None  # 1555, 1935 or 2039 GB/s
+
+
+def test_gh200_480gb_does_not_say_which_hbm():
+    dev = device("nvidia", "NVIDIA GH200 480GB", "9.0")
+    assert match_parts(dev).ambiguous
+    assert peaks_for(dev)["bf16"].gflops == pytest.approx(989_400)  # compute is H100's on both
+    assert peak_memory_bandwidth_gbps(dev) is None
+
+
+def test_jetson_orin_torch_name_covers_every_module():
+    dev = device("nvidia", "Orin", "8.7")
+    assert len(match_parts(dev).candidates) == 6
+    assert peaks_for(dev) == {} and peak_memory_bandwidth_gbps(dev) is None
+
+
+def test_formula_figures_of_an_ambiguous_device_say_so():
+    dev = device("amd", "AMD Instinct MI250X/MI250", "gfx90a", units=110, mhz=1700)
+    peak = peaks_for(dev)["bf16"]
+    assert peak.provenance == "estimated" and peak.gflops == pytest.approx(110 * 1700 * 1024 / 1000)
+    assert peak.candidates and "covers several products" in peak.basis
+
+
+def test_an_opengl_renderer_suffix_is_not_another_product():
+    assert not match_parts(device("nvidia", "NVIDIA GeForce RTX 3090/PCIe/SSE2")).ambiguous
