@@ -47,7 +47,8 @@ COLS, ROWS = 140, 45
 
 
 def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
+    # Without PYTHONDONTWRITEBYTECODE: gpudash runs from compiled bytecode, as after any install.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(
         XDG_CONFIG_HOME=tempfile.mkdtemp(prefix="gpudash-bench-"),
         TERM="xterm-256color",

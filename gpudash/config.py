@@ -18,11 +18,6 @@ from typing import Any
 from gpudash.errors import UsageError
 from gpudash.fileio import read_user_file
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 
 @dataclass(frozen=True)
 class Key:
@@ -152,6 +147,11 @@ def load_config(explicit: str | None = None, warn: Callable[[str], None] | None 
     if path is None:
         return config
     text = read_user_file(path, "config file", UsageError)
+    # Imported only when there is a file to read: most runs have none, and start-up time counts.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

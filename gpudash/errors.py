@@ -1,16 +1,36 @@
-"""Errors that reach the user as one line and an exit code, never as a traceback."""
+"""Errors that reach the user as one line and an exit code, never as a traceback; and every exit code gpudash
+gives, in one table (docs/cli.md and `gpudash --help` print it from here)."""
+
+# Exit codes. A finding is not an error: the command did its job and found something broken.
+EXIT_OK = 0
+EXIT_FINDINGS = 1  # `check`: a check failed or errored; `probe`: a precision the spec calls native failed
+EXIT_USAGE = 2  # a bad argument or input file: config, snapshot, profile (argparse uses 2 as well)
+EXIT_FAILED = 3  # the command could not do its job (an output it cannot write, no device to work on)
+EXIT_SIGHUP = 129  # 128 + SIGHUP: the terminal went away
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C (not for `info --watch`, where Ctrl-C is the way to stop: 0)
+EXIT_SIGTERM = 143  # 128 + SIGTERM
+
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "success; `info --watch` stopped with Ctrl-C"),
+    (EXIT_FINDINGS, "findings: `check` had a check fail or error; `probe` saw a precision the spec calls native fail"),
+    (EXIT_USAGE, "bad input: an argument, the config file, a snapshot or a profile (one line names it)"),
+    (EXIT_FAILED, "the command could not do its job: an output it cannot write, no device to work on"),
+    (EXIT_SIGHUP, "ended by SIGHUP (the terminal closed)"),
+    (EXIT_INTERRUPTED, "interrupted by Ctrl-C (SIGINT)"),
+    (EXIT_SIGTERM, "ended by SIGTERM"),
+)
 
 
 class GpudashError(Exception):
-    """A problem the user can fix (bad input, missing file); printed as one line."""
+    """A problem that stops the command (an output it cannot write); printed as one line."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class UsageError(GpudashError):
     """Bad configuration or arguments: exit code 2, like argparse."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
 
 
 class RefusedOutput(UsageError):

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat
 import sys
 from pathlib import Path
@@ -211,6 +210,8 @@ def _replace_atomically(target: Path, text: str, existed: bool) -> str:
 
 def _new_temp_file(folder: Path, name: str) -> tuple[Path, int]:
     """A new file created with mode 0666, so the kernel applies the umask (mkstemp would give 0600)."""
+    import secrets  # here, not at the top: only writers need it, and it costs every start-up a few ms
+
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
         tmp = folder / f".{name}.{secrets.token_hex(4)}.tmp"

@@ -310,7 +310,7 @@ def test_cli_json_contract_live(no_vendor_libs, state_dir, tmp_path, capsys):
         (["bench", "--case-budget", "0"], "--case-budget: expected a positive number", 2),
         (["bench", "--device", "nvidia:7"], "--device 'nvidia:7': no such device", 2),
         (["bench", "--save", "/nonexistent-dir/p.json"], "folder /nonexistent-dir does not exist", 2),
-        (["bench", "--load", "/nonexistent-dir/p.json"], "/nonexistent-dir/p.json: profile not found", 1),
+        (["bench", "--load", "/nonexistent-dir/p.json"], "/nonexistent-dir/p.json: profile not found", 2),
     ],
 )
 def test_bad_input_is_one_line(no_vendor_libs, capsys, args, message, code):

@@ -154,4 +154,10 @@ def test_info_lists_gpu_processes_biggest_first(tmp_path, capsys):
     snap = tmp_path / "p.json"
     snap.write_text(json.dumps(snapshot_dict(dict(H100, samples=[dict(H100["samples"][0], processes=procs)]))))
     assert main(["--replay", str(snap), "info"]) == 0
-    assert "[nvidia:0] processes: train[22] 40.0 GiB · small[11] 1.0 GiB" in capsys.readouterr().out
+    out = capsys.readouterr().out.splitlines()
+    header = next(i for i, line in enumerate(out) if line.split()[:2] == ["device", "pid"])
+    rows = [line.split() for line in out[header + 1 : header + 3]]
+    assert [(r[0], r[1], r[4] + " " + r[5], r[-1]) for r in rows] == [
+        ("nvidia:0", "22", "40.0 GiB", "train"),
+        ("nvidia:0", "11", "1.0 GiB", "small"),
+    ]

@@ -1,10 +1,16 @@
 """Config: documented defaults, search order, and one-line errors for bad files."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
-from gpudash.config import defaults, load_config, tomllib
+from gpudash.config import defaults, load_config
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
 from gpudash.errors import UsageError
 
 REPO = Path(__file__).resolve().parent.parent

@@ -139,11 +139,12 @@ def assert_valid(name: str, doc):
     return doc
 
 
-def cli_json(capsys, *args: str):
-    """Run gpudash in this process and parse its stdout as strict JSON."""
+def cli_json(capsys, *args: str, expect: int = 0):
+    """Run gpudash in this process and parse its stdout as strict JSON (`expect`: the exit code; `check` exits
+    1 when a check failed or errored, with the whole document printed all the same)."""
     code = main(list(args))
     out, err = capsys.readouterr()
-    assert code == 0, err
+    assert code == expect, err
     return strict_json(out)
 
 
@@ -381,7 +382,7 @@ def test_non_finite_plugin_figures_are_errors_within_the_contract(no_vendor_libs
     (tmp_path / "nonfinite.py").write_text(NONFINITE_PLUGIN)
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "nonfinite")
     plugins = ["--plugins-dir", str(tmp_path)]
-    check = assert_valid("check", cli_json(capsys, *plugins, "check", "--json"))
+    check = assert_valid("check", cli_json(capsys, *plugins, "check", "--json", expect=1))
     (result,) = check["checks"]
     assert result["status"] == "error" and "not a finite number" in result["summary"]
     bench_args = ["bench", "--precisions", "fp32", "--case-budget", "0.02", "--json"]
@@ -431,7 +432,7 @@ def test_sloppy_check_results_stay_within_the_contract(no_vendor_libs, monkeypat
     plugin's non-string __version__ is listed as text."""
     (tmp_path / "sloppy.py").write_text(SLOPPY_PLUGIN)
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "sloppy")
-    check = assert_valid("check", cli_json(capsys, "--plugins-dir", str(tmp_path), "check", "--json"))
+    check = assert_valid("check", cli_json(capsys, "--plugins-dir", str(tmp_path), "check", "--json", expect=1))
     by_name = {c["check"]: c for c in check["checks"]}
     assert (by_name["no_summary"]["status"], by_name["no_summary"]["summary"]) == ("pass", "")
     assert by_name["bad_env_name"]["status"] == "error" and "'NOT A NAME'" in by_name["bad_env_name"]["summary"]
@@ -444,7 +445,7 @@ def test_check_and_plugins_live_with_broken_plugins(no_vendor_libs, monkeypatch,
     """Passing, raising and lying checks and a plugin that does not import: statuses pass, skip and error, and
     plugin_errors, all within the contract."""
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "rocm_checks,good_sample,raising,bad_status,broken_import")
-    check = assert_valid("check", cli_json(capsys, "--plugins-dir", str(SAMPLES), "check", "--json"))
+    check = assert_valid("check", cli_json(capsys, "--plugins-dir", str(SAMPLES), "check", "--json", expect=1))
     assert {"pass", "skip", "error"} <= {c["status"] for c in check["checks"]}
     assert {e["plugin"] for e in check["plugin_errors"]} >= {"broken_import", "bad_status"}
     plugins = assert_valid("plugins", cli_json(capsys, "--plugins-dir", str(SAMPLES), "plugins", "--json"))

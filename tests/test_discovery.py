@@ -1,6 +1,7 @@
 """Discovery on a live machine: vendor views, torch's view, the CPU, merged into one device each."""
 
 import sys
+import time
 import types
 from collections import namedtuple
 
@@ -42,9 +43,23 @@ def test_cpu_only_machine(no_vendor_libs):
     machine = discover(include_torch=False)
     assert [d.vendor for d in machine.devices] == ["cpu"]
     assert any("NVML" in n for n in machine.notes) and any("amdsmi" in n for n in machine.notes)
-    sample = machine.sample(machine.devices[0])
-    assert sample.memory_total_bytes > 0 and 0 <= sample.utilization_pct <= 100
+    first = machine.sample(machine.devices[0])
+    assert first.memory_total_bytes > 0
+    # Read right after discovery, the load covers too short a time to mean anything: n/a, saying why, and
+    # nothing waits for it; the next reading measures since this one.
+    assert first.utilization_pct is None and first.unavailable["utilization_pct"].startswith("needs a second reading")
+    time.sleep(0.05)
+    assert 0 <= machine.sample(machine.devices[0]).utilization_pct <= 100
     assert machine.label == "live"
+
+
+def test_cpu_first_reading_leaves_out_gpudash_itself():
+    from gpudash.devices.cpu import _Window
+
+    # 0.2 s on 2 CPUs (0.4 CPU-seconds): 0.3 busy, of which 0.2 were gpudash starting up.
+    start, end = _Window(0.0, busy=10.0, total=20.0, own=1.0), _Window(0.2, busy=10.3, total=20.4, own=1.2)
+    assert start.others_busy_pct(end) == 25.0
+    assert start.others_busy_pct(start) == 0.0  # no time passed: nothing to divide
 
 
 def test_nvml_and_torch_merge_into_one_device(monkeypatch):

@@ -19,7 +19,7 @@ import pytest
 from gpudash import fileio
 from gpudash.actions.export import write_export
 from gpudash.cli import main
-from gpudash.errors import GpudashError
+from gpudash.errors import EXIT_FAILED, GpudashError
 from gpudash.models import DeviceInfo
 from gpudash.recommend import facts_for, recommend
 from gpudash.render.export import render
@@ -134,7 +134,7 @@ def test_failed_write_leaves_the_old_file(tmp_path, monkeypatch, capsys):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fileio.os, "replace", broken_replace)
-    assert main(["--replay", H100, "export", "--bench", "none", "-o", str(path)]) == 1
+    assert main(["--replay", H100, "export", "--bench", "none", "-o", str(path)]) == EXIT_FAILED
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1] == f"gpudash: error: {path}: cannot write: No space left on device"
     assert path.read_text() == "old = true\n"

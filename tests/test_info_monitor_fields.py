@@ -42,7 +42,9 @@ def test_processes_on_a_pre_r510_driver(monkeypatch, capsys):
     for key in ("user", "command", "cpu_pct", "host_memory_bytes", "elapsed_s"):
         assert proc[key] is None and proc["unavailable"][key]  # psutil cannot see it: n/a with the reason
     text = info(monkeypatch, capsys, [dev], process_api="v1")
-    assert f"[nvidia:0] processes: ?[{GONE_PID}] 3.0 GiB" in text
+    row = next(line.split() for line in text.splitlines() if line.startswith("nvidia:0 "))
+    assert row[:6] == ["nvidia:0", str(GONE_PID), "C", "n/a", "3.0", "GiB"]
+    assert "n/a: process user, cpu, host mem, time, command of 1 process: no such process here" in text
 
 
 def test_graphics_process_is_listed(monkeypatch, capsys):

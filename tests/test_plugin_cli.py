@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpudash.cli import main
+from gpudash.errors import EXIT_FINDINGS
 from gpudash.plugin_manager.loading import VET_TIMEOUT_ENV
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +56,7 @@ def test_plugins_json_stays_clean_with_broken_and_noisy_plugins():
     assert "gpudash: plugin 'crashing_import': plugin import crashed: process killed by SIGSEGV" in res.stderr
 
 
-def test_check_json_with_broken_plugins_is_clean_and_exits_zero():
+def test_check_json_with_broken_plugins_is_clean_and_exits_1_for_the_checks_that_broke():
     res = gpudash(
         "check",
         "--json",
@@ -63,7 +64,8 @@ def test_check_json_with_broken_plugins_is_clean_and_exits_zero():
         str(SAMPLES),
         GPUDASH_LOAD_PLUGINS="good_sample,raising,crashing,noisy,broken_import",
     )
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == EXIT_FINDINGS, res.stderr  # two checks errored: a finding, reported in full
+    assert res.stderr.strip().splitlines()[-1] == "gpudash: checks: 2 errored"
     data = json.loads(res.stdout)
     assert data["replayed"] is False and data["source"] == "live"
     statuses = {r["check"]: r["status"] for r in data["checks"]}
@@ -148,7 +150,8 @@ def test_check_json_replayed_strix_halo(capsys, monkeypatch):
 def test_usage_errors_are_one_line_and_exit_2(tmp_path, h100_snapshot):
     res = gpudash("--replay", str(h100_snapshot), "check", "--device", "7")
     assert res.returncode == 2 and res.stdout == ""
-    assert res.stderr.strip() == "gpudash: error: --device 7: no such device (devices: 0 = nvidia:0)"
+    # The same words as probe, bench and export give for a device that is not there.
+    assert res.stderr.strip() == "gpudash: error: --device '7': no such device (this machine has: nvidia:0)"
     res = gpudash("plugins", "--plugins-dir", str(tmp_path / "missing"))
     assert res.returncode == 2
     assert res.stderr.strip() == f"gpudash: error: --plugins-dir {tmp_path / 'missing'}: not a directory"
@@ -171,4 +174,5 @@ def test_plugins_listing_from_the_config_key(tmp_path, capsys, monkeypatch):
 
 def test_check_help_mentions_device_and_json():
     res = gpudash("check", "--help")
-    assert res.returncode == 0 and "--device N" in res.stdout and "--json" in res.stdout
+    assert res.returncode == 0 and "--device DEVICE" in res.stdout and "--json" in res.stdout
+    assert "cuda:N, or a GPU index N; repeatable" in " ".join(res.stdout.split())

@@ -320,7 +320,8 @@ def test_cli_live_json_and_table_from_real_results(cpu_probe, cpu_machine, monke
     [
         (["probe", "--device", "nvidia:3"], "--device 'nvidia:3': no such device"),
         (["probe", "--timeout", "0"], "--timeout: expected a positive number"),
-        (["probe", "--precision", "fp7"], "--precision 'fp7': expected one of"),
+        (["probe", "--precision", "fp7"], "--precision: unknown precision 'fp7' (choose from fp64,"),
+        (["probe", "--precisions", "fp32,fp7"], "--precisions: unknown precision 'fp7' (choose from fp64,"),
     ],
 )
 def test_cli_bad_input_is_one_line_exit_2(args, message, capsys, h100_with_torch):

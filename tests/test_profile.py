@@ -10,6 +10,7 @@ from conftest import H100, MI300X, snapshot_dict
 from gpudash.cli import main
 from gpudash.devices import discover
 from gpudash.devices.machine import Machine
+from gpudash.errors import EXIT_USAGE
 from gpudash.knowledge import peaks_for
 from gpudash.measure import bench
 from gpudash.measure.bench import Job, assemble
@@ -165,7 +166,7 @@ def test_load_shows_a_profile(tmp_path, capsys):
 def test_unreadable_profiles_are_one_line_errors(tmp_path, capsys, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    assert main(["bench", "--load", str(path)]) == 1
+    assert main(["bench", "--load", str(path)]) == EXIT_USAGE
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"gpudash: error: {path}: ") and message in err[0]
 
@@ -238,7 +239,7 @@ def test_platform_check_lists_the_presets_that_fit():
 def test_preset_for_another_platform_stops_with_the_seed_message(no_vendor_libs, monkeypatch, capsys):
     monkeypatch.setattr(bench, "run_tasks", lambda *a, **k: pytest.fail("nothing may run on a mismatch"))
     machine = discover(include_torch=False)
-    assert main(["bench", "--preset", "jetson-orin-nano"]) == 1
+    assert main(["bench", "--preset", "jetson-orin-nano"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "ERROR: Platform Mismatch!" in err
     assert (
@@ -254,7 +255,7 @@ def test_preset_for_another_platform_stops_with_the_seed_message(no_vendor_libs,
 def test_gpu_preset_checks_the_vendor(tmp_path, capsys):
     path = tmp_path / "h100.json"
     path.write_text(json.dumps(snapshot_dict(H100)))
-    assert main(["--replay", str(path), "bench", "--preset", "mi300x"]) == 1
+    assert main(["--replay", str(path), "bench", "--preset", "mi300x"]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "Preset 'mi300x' is for an AMD GPU, but NVIDIA H100 80GB HBM3 is NVIDIA." in err
     assert "  - h100-sxm5" in err and "  - a100" in err and "  - mi300x" not in err

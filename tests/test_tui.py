@@ -89,7 +89,10 @@ async def test_live_cpu_card_shows_name_memory_and_utilization_updates(no_vendor
     async with app.run_test(size=SIZE) as pilot:
         card = app.query_one(DeviceCard)
         util = card.query_one("#util", Gauge)
-        await wait_until(pilot, lambda: card.sample is not None, timeout=5.0)
+        # A reading right after discovery has no CPU load yet (n/a: too short a window); the next one has.
+        await wait_until(
+            pilot, lambda: card.sample is not None and card.sample.utilization_pct is not None, timeout=5.0
+        )
         first = card.sample
         assert util.fraction is not None and util.text == f"{first.utilization_pct:.0f}%"
         assert "GiB" in card.query_one("#memory", Gauge).text

@@ -70,13 +70,13 @@ def plan(
     """What a run would measure. `devices` are selectors as `--device` takes them (default: every device,
     or with a preset those of the preset's kind). Budgets default to the config's bench section."""
     from gpudash.measure.calibration import platform
-    from gpudash.measure.device_names import find_device
+    from gpudash.measure.device_names import find_devices
 
     if mode not in MODES:
         raise UsageError(f"bench mode {mode!r}: expected one of {', '.join(MODES)}")
     machine = session.machine()
     if devices:
-        chosen = [find_device(machine, d) for d in devices]
+        chosen = find_devices(machine, devices)
     elif preset is not None:  # the preset says which kind of device it describes
         chosen = [d for d in machine.devices if platform.device_type(d) == preset.device] or machine.devices[:1]
     else:

@@ -5,12 +5,11 @@ checks still run. A warning or a failing check is a finding, not an error."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from gpudash.actions.session import Session
-from gpudash.errors import UsageError
 
 if TYPE_CHECKING:
     from gpudash.devices import Machine
@@ -21,17 +20,13 @@ if TYPE_CHECKING:
 CHECK_VERSION = 1
 
 
-def select_devices(machine: Machine, wanted: str | None) -> list[DeviceInfo]:
-    """Every device, or the one named by its key or its position in `gpudash info` (0 = first)."""
-    if wanted is None:
+def select_devices(machine: Machine, wanted: Iterable[str] | str | None) -> list[DeviceInfo]:
+    """Every device, or those named as `--device` names them everywhere (gpudash.devices.selection)."""
+    from gpudash.devices.selection import find_devices
+
+    if not wanted:
         return list(machine.devices)
-    keys = [d.key for d in machine.devices]
-    if wanted in keys:
-        return [machine.devices[keys.index(wanted)]]
-    if wanted.isdigit() and int(wanted) < len(machine.devices):
-        return [machine.devices[int(wanted)]]
-    listing = ", ".join(f"{i} = {k}" for i, k in enumerate(keys)) or "none"
-    raise UsageError(f"--device {wanted}: no such device (devices: {listing})")
+    return find_devices(machine, wanted) or list(machine.devices)
 
 
 @dataclass
@@ -55,7 +50,7 @@ class CheckRun:
 def run(
     session: Session,
     *,
-    device: str | None = None,
+    device: Iterable[str] | str | None = None,
     timeout_s: float | None = None,
     cancel: threading.Event | None = None,
     on_result: Callable[[CheckResult], None] | None = None,

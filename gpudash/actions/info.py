@@ -11,8 +11,26 @@ from typing import Any
 from gpudash.actions.session import Session
 
 
-def info(session: Session, include_torch: bool = True, with_samples: bool = True) -> dict[str, Any]:
-    """The info document; without torch it is faster (torch's own view of the GPUs is left out)."""
+def info(session: Session, include_torch: bool | None = True, with_samples: bool = True) -> dict[str, Any]:
+    """The info document. With `include_torch` torch's own view of the GPUs is merged in (importing torch costs
+    a second or more); without it it is left out; with None it is merged only when it is the only view there
+    can be (no NVML or amdsmi GPU, but a GPU device node torch could use), and torch's versions are otherwise
+    read from its files."""
     from gpudash.info import info_json
 
-    return info_json(session.machine(include_torch=include_torch), with_samples=with_samples)
+    machine = session.machine(include_torch=bool(include_torch))
+    if include_torch is None and not machine.replayed and machine.runtime.torch is None:
+        from gpudash.devices import add_torch_view
+        from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
+
+        if not any(d.vendor != "cpu" for d in machine.devices + machine.hidden) and torch_could_see_gpus():
+            add_torch_view(machine)
+        else:
+            installed = installed_torch_runtime()
+            if installed is not None:
+                machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = (
+                    installed.torch,
+                    installed.cuda,
+                    installed.hip,
+                )
+    return info_json(machine, with_samples=with_samples)

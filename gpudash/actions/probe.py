@@ -37,6 +37,20 @@ class ProbeRun:
 
         return probe_json(self.machine, self.matrices)
 
+    def native_failures(self) -> list[tuple[str, str]]:
+        """(device key, precision) for each precision this run saw fail although the spec calls it native on
+        that device: the `probe` finding that makes its exit code 1. Emulated or absent ones failing are
+        answers, not findings; a precision not run (replayed, cancelled) is neither."""
+        from gpudash.knowledge.levels import NATIVE
+        from gpudash.measure.schema import FAILED
+
+        return [
+            (key, name)
+            for key, matrix in self.matrices.items()
+            for name, result in matrix.results.items()
+            if result.spec == NATIVE and result.verdict == FAILED
+        ]
+
     def known(self) -> Matrices:
         """What the machine's devices are known to do now: the remembered matrices, this run's on top."""
         merged = dict(self.remembered[1]) if self.remembered else {}
@@ -71,7 +85,7 @@ def probe(
 
     limit = timeout_s if timeout_s is not None else float(session.config["probe"]["timeout_s"])
     machine = session.machine()
-    chosen = [measure.find_device(machine, d) for d in devices] if devices else None
+    chosen = measure.find_devices(machine, devices) if devices else None
     if on_status and not machine.replayed:
         on_status(
             f"probing {len(chosen or machine.devices)} device(s) in a child process (limit {limit:g} s per precision)"

@@ -1,5 +1,6 @@
-"""What every action needs: the config, where the machine comes from, the plugin directories, and the
-machine itself, discovered once and shared by every action of one command or one dashboard."""
+"""What every action needs: the config, where the machine comes from, the plugin directories, which of its
+devices to work on, and the machine itself, discovered once and shared by every action of one command or one
+dashboard."""
 
 from __future__ import annotations
 
@@ -18,18 +19,32 @@ class Session:
         replay: str | None = None,
         plugin_dirs: Sequence[str] = (),
         machine: Machine | None = None,
+        only: Sequence[str] | None = None,
+        only_visible: bool = False,
     ) -> None:
         self.config = config
         self.replay = replay  # a snapshot file to behave as; None: this machine (or GPUDASH_REPLAY)
         self.extra_plugin_dirs = list(plugin_dirs)  # named by the user for this run, besides the config's
+        # The device filter of every face (`--only`, `--only-visible`), applied once the machine is discovered:
+        # what is filtered out is never sampled or shown (gpudash.devices.selection.select).
+        self.only = list(only) if only else None
+        self.only_visible = only_visible
         self._machine = machine
 
     @classmethod
     def load(
-        cls, config_path: str | None = None, *, replay: str | None = None, plugin_dirs: Sequence[str] = ()
+        cls,
+        config_path: str | None = None,
+        *,
+        replay: str | None = None,
+        plugin_dirs: Sequence[str] = (),
+        only: Sequence[str] | None = None,
+        only_visible: bool = False,
     ) -> Session:
         """A session with the config file at `config_path` (default: the user's, then the built-ins)."""
-        return cls(load_config(config_path), replay=replay, plugin_dirs=plugin_dirs)
+        return cls(
+            load_config(config_path), replay=replay, plugin_dirs=plugin_dirs, only=only, only_visible=only_visible
+        )
 
     @property
     def plugin_dirs(self) -> list[str]:
@@ -37,7 +52,16 @@ class Session:
         return self.extra_plugin_dirs + list(self.config["plugin_dirs"])
 
     def machine(self, include_torch: bool = True) -> Machine:
-        """The machine, discovered on first use (`include_torch` counts only then: torch's view is slow)."""
+        """The machine, discovered on first use (`include_torch` counts only then: torch's view is slow), with
+        the session's device filter applied (a UsageError names a device the filter asks for and lacks)."""
         if self._machine is None:
-            self._machine = discover(replay=self.replay, include_torch=include_torch)
+            machine = discover(replay=self.replay, include_torch=include_torch)
+            try:
+                from gpudash.devices.selection import select
+
+                select(machine, self.only, self.only_visible)
+            except BaseException:
+                machine.close()
+                raise
+            self._machine = machine
         return self._machine

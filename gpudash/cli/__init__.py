@@ -1,16 +1,18 @@
 """The `gpudash` command line: argparse only, each subcommand in its own module, imported lazily.
 
-`gpudash` alone opens the dashboard; every other command is headless and never imports Textual.
+`gpudash` alone opens the dashboard on a terminal, and prints `gpudash info` once when stdout is not one;
+every other command is headless and never imports Textual. Exit codes: gpudash.errors.EXIT_CODES.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from gpudash import __version__
-from gpudash.errors import GpudashError
+from gpudash.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OK, GpudashError
 
 # Subcommand name -> module under gpudash.cli defining `add_parser(subparsers, parents)` and `run(ctx)`.
 COMMANDS = {
@@ -30,7 +32,14 @@ EXAMPLES = """examples:
   gpudash probe                             which precisions really run, and how exactly
   gpudash export -o gpudash.toml            training settings, each with its reason
   gpudash --replay examples/snapshots/h100-80gb.json    any command on a recorded machine
+  gpudash info --watch                      redraw the device table every second (Ctrl-C stops)
+  gpudash --only 0,1 info                   GPUs 0 and 1 only (--only-visible: CUDA/HIP/ROCR_VISIBLE_DEVICES)
 """
+
+
+def exit_code_text() -> str:
+    """The exit-code table for --help (docs/cli.md has the same rows)."""
+    return "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
 
 
 def _global_options(suppress: bool) -> argparse.ArgumentParser:
@@ -54,6 +63,34 @@ def _global_options(suppress: bool) -> argparse.ArgumentParser:
         default=default,
         help="also load one-file plugins from DIR (repeatable)",
     )
+    group.add_argument(
+        "--only",
+        metavar="IDX[,IDX]",
+        action="append",
+        default=default,
+        help="work on these devices only: GPU indices or keys as `gpudash info` shows them (cpu:0 for the CPU, "
+        "which --only hides unless named); repeatable",
+    )
+    group.add_argument(
+        "--only-visible",
+        action="store_true",
+        default=default,
+        help="only the GPUs CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES leave visible, as a "
+        "program started here would see them (without it every GPU is shown, as nvitop does)",
+    )
+    group.add_argument(
+        "--no-color",
+        action="store_true",
+        default=default,
+        help="no colour in the output (also NO_COLOR=1); colour is used only on a terminal anyway",
+    )
+    group.add_argument(
+        "--force-color",
+        "--color",
+        action="store_true",
+        default=default,
+        help="colour even when stdout is not a terminal (for `watch --color`, `less -R`)",
+    )
     return parent
 
 
@@ -63,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="See the accelerators on this machine, which precisions really work, and how fast. "
         "With no command, opens the live dashboard.",
         parents=[_global_options(suppress=False)],
-        epilog=EXAMPLES,
+        epilog=EXAMPLES + "\n" + exit_code_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"gpudash {__version__}")
@@ -79,21 +116,33 @@ def main(argv: list[str] | None = None) -> int:
 
     install_exit_handlers()  # SIGTERM/SIGHUP: one line, exit 143/129, every child process group killed
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(words)
     if args.command is None:
-        args.command = "tui"
-        args.func = importlib.import_module("gpudash.cli.tui_cmd").run
+        from gpudash.cli.terminal import is_terminal
+
+        if is_terminal():
+            args.command = "tui"
+            args.func = importlib.import_module("gpudash.cli.tui_cmd").run
+        else:  # a pipe or a file: the dashboard would write escape codes there and never end
+            print(
+                "gpudash: stdout is not a terminal: printing `gpudash info` (the dashboard needs one)",
+                file=sys.stderr,
+            )
+            args = parser.parse_args([*words, "info"])
+    if getattr(args, "no_color", False):
+        os.environ["NO_COLOR"] = "1"  # the dashboard (Textual) and child processes follow it too
     from gpudash.cli.context import Context
 
     try:
         ctx = Context(args)
-        return int(args.func(ctx) or 0)
+        return int(args.func(ctx) or EXIT_OK)
     except GpudashError as exc:
         print(f"gpudash: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("gpudash: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `gpudash info | head`: the reader left; that is not an error
         sys.stderr.close()
-        return 0
+        return EXIT_OK

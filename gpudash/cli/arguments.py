@@ -1,11 +1,37 @@
-"""What the commands share: argument checks, each failing as a one-line UsageError naming the option, and
-the one-line messages on stderr."""
+"""What the commands share: argument checks, each failing as a one-line UsageError naming the option, the
+`--device` and `--precisions` options spelled and explained the same way everywhere, and the one-line messages
+on stderr."""
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Iterable
 
 from gpudash.errors import UsageError
+
+# The forms --device takes, said the same way by every command (gpudash.devices.selection.DEVICE_FORMS).
+DEVICE_FORMS = "a key as `gpudash info` shows it (cpu:0, nvidia:1, amd:0), cpu, cuda:N, or a GPU index N"
+
+
+def add_device_option(parser: argparse.ArgumentParser, what: str, *, repeatable: bool, default: str) -> None:
+    """`--device` as every command takes it: `what` the command does with it, `default` without it."""
+    more = "; repeatable, or a comma list" if repeatable else ""
+    parser.add_argument(
+        "--device",
+        metavar="DEVICE",
+        action="append" if repeatable else "store",
+        help=f"{what}: {DEVICE_FORMS}{more} (default: {default})",
+    )
+
+
+def add_precisions_option(parser: argparse.ArgumentParser, what: str, default: str) -> None:
+    parser.add_argument(
+        "--precisions",
+        metavar="LIST",
+        action="append",
+        help=f"{what} only these precisions, comma-separated, e.g. fp32,bf16,int8; repeatable (default: {default})",
+    )
 
 
 def positive_seconds(value: float | None, option: str, default: float) -> float:
@@ -17,13 +43,14 @@ def positive_seconds(value: float | None, option: str, default: float) -> float:
     return value
 
 
-def precision_list(text: str | None, option: str = "--precisions") -> list[str] | None:
-    """A comma-separated list of precisions without repeats, or None for the default."""
+def precision_list(text: str | Iterable[str] | None, option: str = "--precisions") -> list[str] | None:
+    """A comma-separated list of precisions (or several such lists) without repeats, or None for the default."""
     from gpudash.precisions import PRECISIONS
 
     if text is None:
         return None
-    names = [p.strip().lower() for p in text.split(",") if p.strip()]
+    parts = [text] if isinstance(text, str) else list(text)
+    names = [p.strip().lower() for part in parts for p in part.split(",") if p.strip()]
     if not names:
         raise UsageError(f"{option}: expected a comma-separated list, e.g. fp32,bf16")
     unknown = [p for p in names if p not in PRECISIONS]

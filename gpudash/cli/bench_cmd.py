@@ -13,7 +13,8 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from gpudash.errors import GpudashError, UsageError
+from gpudash.cli.arguments import add_device_option, add_precisions_option
+from gpudash.errors import UsageError
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -29,19 +30,8 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "memory bandwidth. Efficiency is against the theoretical peak, labelled with where the "
         "peak came from.",
     )
-    p.add_argument(
-        "--device",
-        metavar="N|KEY",
-        action="append",
-        help="benchmark only this device: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, "
-        "cuda:N, or a GPU index N (repeatable; default: every device)",
-    )
-    p.add_argument(
-        "--precisions",
-        metavar="LIST",
-        help="comma-separated precisions, e.g. fp32,bf16,int8 (default: every precision the "
-        "architecture has, native or emulated)",
-    )
+    add_device_option(p, "benchmark only this device", repeatable=True, default="every device")
+    add_precisions_option(p, "benchmark", "every precision the architecture has, native or emulated")
     size = p.add_mutually_exclusive_group()
     size.add_argument(
         "--quick",
@@ -141,7 +131,7 @@ def measure(ctx: Context) -> int:
             continue
         print(mismatch.message, file=sys.stderr)
         fits = ", ".join(mismatch.fits) or "none"
-        raise GpudashError(
+        raise UsageError(
             f"--preset {mismatch.preset}: platform mismatch ({mismatch.problems[0]}); presets that fit: {fits}"
         )
     if args.save and len(plan.devices) > 1:

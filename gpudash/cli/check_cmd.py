@@ -1,8 +1,9 @@
 """`gpudash check`: run every plugin check (the built-in ROCm checks among them) on every device.
 
 Each check runs in a child process with a time limit. The table gives status, summary, the fix and the
-environment variables to set; --json gives the same on stdout, with nothing else there. A warning or a
-failing check is a finding, not an error: the exit code is 0 unless the command itself was misused.
+environment variables to set; --json gives the same on stdout, with nothing else there. A failing check, or
+one that broke (raised, hung, crashed: status "error"), is a finding: exit code 1 (EXIT_FINDINGS), after the
+whole report. A warning or a skipped check leaves it 0.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from gpudash.cli.arguments import add_device_option
 from gpudash.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,14 +25,11 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         help="run the known-bug checks (ROCm bf16, hipBLASLt, ...)",
         description="Run every check the plugins register on every device (or one), each "
         "in a child process with a time limit. On a replayed machine, checks "
-        "that need the device are skipped; table-based checks still run.",
+        "that need the device are skipped; table-based checks still run. Exits 1 when a check "
+        "fails or errors (warnings do not).",
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
-    p.add_argument(
-        "--device",
-        metavar="N",
-        help="only this device: its position in `gpudash info` (0 = first) or its key, e.g. amd:0",
-    )
+    add_device_option(p, "check only this device", repeatable=True, default="every device")
     p.add_argument(
         "--timeout",
         metavar="S",
@@ -43,7 +42,9 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.check import run as run_checks
-    from gpudash.cli.arguments import plugin_error
+    from gpudash.cli.arguments import plugin_error, say
+    from gpudash.errors import EXIT_FINDINGS, EXIT_OK
+    from gpudash.plugins_api.checks import ERROR, FAIL
     from gpudash.render.check import render
 
     if ctx.args.timeout is not None and not 0 < ctx.args.timeout <= 3600:
@@ -52,5 +53,20 @@ def run(ctx: Context) -> int:
     if ctx.args.json:
         print(json.dumps(found.to_json(), indent=2))
     else:
-        print(render(found.results, found.machine.label, found.check_count, len(found.devices), found.plugin_errors))
-    return 0
+        print(
+            render(
+                found.results,
+                found.machine.label,
+                found.check_count,
+                len(found.devices),
+                found.plugin_errors,
+                color=ctx.color(),
+            )
+        )
+    bad = [r for r in found.results if r.status in (FAIL, ERROR)]
+    if bad:
+        counts = {status: sum(r.status == status for r in bad) for status in (FAIL, ERROR)}
+        summary = ", ".join(f"{n} {'failed' if status == FAIL else 'errored'}" for status, n in counts.items() if n)
+        say(f"checks: {summary}")
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -19,4 +19,14 @@ class Context:
             getattr(args, "config", None),
             replay=getattr(args, "replay", None),
             plugin_dirs=getattr(args, "plugins_dir", None) or [],
+            only=getattr(args, "only", None),
+            only_visible=bool(getattr(args, "only_visible", False)),
         )
+        self.no_color = bool(getattr(args, "no_color", False))
+        self.force_color = bool(getattr(args, "force_color", False))
+
+    def color(self) -> bool:
+        """Whether text on stdout may be coloured (gpudash.cli.terminal.use_color)."""
+        from gpudash.cli.terminal import use_color
+
+        return use_color(self.no_color, self.force_color)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from gpudash.cli.arguments import add_device_option
+
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
@@ -31,13 +33,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         help="file to write, '-' for stdout (default: gpudash.toml, or gpudash.json for --format json)",
     )
     p.add_argument("--format", choices=("toml", "json"), default="toml", help="output format (default: toml)")
-    p.add_argument(
-        "--device",
-        metavar="N|KEY",
-        default=None,
-        help="device to export for: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, cuda:N, "
-        "or a GPU index N (default: the first GPU, else the CPU)",
-    )
+    add_device_option(p, "the device to export for", repeatable=False, default="the first GPU, else the CPU")
     p.add_argument(
         "--bench",
         choices=("none", "quick", "full"),

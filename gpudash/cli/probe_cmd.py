@@ -2,13 +2,17 @@
 
 Per precision and device three answers (spec, torch, verified), the maximum relative error and the rate
 against fp32, drawn as a table (gpudash.render.probe). Progress goes to stderr, so `--json` output can be
-piped. Live results are remembered for the TUI and gpudash.amp.
+piped. Live results are remembered for the TUI and gpudash.amp. The exit code is 1 (EXIT_FINDINGS) when a
+precision the spec calls native on a device failed there: the hardware should do it, and here it did not.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import TYPE_CHECKING
+
+from gpudash.cli.arguments import add_device_option, add_precisions_option
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -21,18 +25,13 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         help="run each precision and check its numbers (spec / torch / verified)",
         description="Run each precision (matmul against an fp64 reference, conversions bit for bit, an "
         "autocast training step, TF32's effect) on each device in a child process with a time "
-        "limit, next to what the architecture tables and PyTorch claim.",
+        "limit, next to what the architecture tables and PyTorch claim. Exits 1 when a precision "
+        "the spec calls native fails.",
     )
-    p.add_argument(
-        "--device",
-        metavar="N|KEY",
-        action="append",
-        help="probe only this device: a key as `gpudash info` shows it (cpu:0, nvidia:1), cpu, "
-        "cuda:N, or a GPU index N (repeatable; default: every device)",
-    )
-    p.add_argument(
-        "--precision", metavar="NAME", action="append", help="probe only this precision (repeatable; default: all)"
-    )
+    add_device_option(p, "probe only this device", repeatable=True, default="every device")
+    add_precisions_option(p, "probe", "all")
+    # The old spelling: one precision per option. Still accepted (hidden from --help), with a warning.
+    p.add_argument("--precision", metavar="NAME", action="append", help=argparse.SUPPRESS)
     p.add_argument(
         "--json", action="store_true", help="print the probe JSON contract (docs/ARCHITECTURE.md) instead of a table"
     )
@@ -57,19 +56,20 @@ def _progress(event: dict) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.probe import probe
-    from gpudash.cli.arguments import positive_seconds, say
-    from gpudash.errors import UsageError
-    from gpudash.precisions import PRECISIONS
+    from gpudash.cli.arguments import positive_seconds, precision_list, say
+    from gpudash.errors import EXIT_FINDINGS, EXIT_OK
     from gpudash.render.probe import render
 
-    timeout = positive_seconds(ctx.args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"])
-    unknown = [p for p in ctx.args.precision or () if p not in PRECISIONS]
-    if unknown:
-        raise UsageError(f"--precision {unknown[0]!r}: expected one of {', '.join(PRECISIONS)}")
+    args = ctx.args
+    timeout = positive_seconds(args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"])
+    wanted = (args.precisions or []) + (args.precision or [])
+    precisions = precision_list(wanted, "--precisions" if args.precisions else "--precision") if wanted else None
+    if args.precision:
+        say("warning: --precision is deprecated; use --precisions " + ",".join(args.precision))
     result = probe(
         ctx.session,
-        devices=ctx.args.device,
-        precisions=ctx.args.precision,
+        devices=args.device,
+        precisions=precisions,
         timeout_s=timeout,
         on_progress=_progress,
         on_status=say,
@@ -77,5 +77,10 @@ def run(ctx: Context) -> int:
     if result.saved_to is not None:
         say(f"remembered in {result.saved_to}")
     data = result.to_json()
-    print(json.dumps(data, indent=2, allow_nan=False) if ctx.args.json else render(data))
-    return 0
+    print(json.dumps(data, indent=2, allow_nan=False) if args.json else render(data))
+    failed = result.native_failures()
+    if failed:
+        listed = ", ".join(f"{key} {precision}" for key, precision in failed)
+        say(f"failed where the spec says native: {listed}")
+        return EXIT_FINDINGS
+    return EXIT_OK

@@ -7,11 +7,12 @@ why. torch's view is optional because importing torch takes about a second (the 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from functools import partial
 
 from gpudash.devices.fields import lost_reason
-from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
+from gpudash.devices.gpu_presence import amd_driver_loaded, installed_torch_runtime, torch_could_see_gpus
 from gpudash.devices.machine import Machine, this_host
 from gpudash.devices.merge import merge_devices
 from gpudash.models import LOST, DeviceInfo, Runtime, Sample
@@ -48,24 +49,31 @@ def _replayed(path: str) -> Machine:
 
 
 def _open_vendor_backends(notes: list[str]) -> list:
-    from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
     from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
 
-    opened = []
-    for label, factory, unavailable in (
-        ("NVML", NvmlBackend, NvmlUnavailable),
-        ("amdsmi", AmdSmiBackend, AmdSmiUnavailable),
-    ):
-        try:
-            opened.append(factory())
-        except unavailable as exc:
-            notes.append(f"{label}: {exc}")
+    opened: list = []
+    try:
+        opened.append(NvmlBackend())
+    except NvmlUnavailable as exc:
+        notes.append(f"NVML: {exc}")
+    # amdsmi's import alone costs more than the rest of `gpudash info`; without the amdgpu driver it could
+    # find nothing anyway. An amdsmi already imported (by a host program, or a test's stand-in) is used.
+    if "amdsmi" not in sys.modules and not amd_driver_loaded():
+        notes.append("amdsmi: no AMD GPU driver loaded (no /sys/module/amdgpu)")
+        return opened
+    from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
+
+    try:
+        opened.append(AmdSmiBackend())
+    except AmdSmiUnavailable as exc:
+        notes.append(f"amdsmi: {exc}")
     return opened
 
 
 def _live(include_torch: bool) -> Machine:
     from gpudash.devices.cpu import CpuBackend
 
+    cpu = CpuBackend()  # first: its first CPU-load window runs while the GPUs are looked at
     notes: list[str] = []
     backends = _open_vendor_backends(notes)
     vendor_devices: list[DeviceInfo] = []
@@ -103,7 +111,6 @@ def _live(include_torch: bool) -> Machine:
     )
     if include_torch:
         add_torch_view(machine)
-    cpu = CpuBackend()
     for dev in cpu.devices():
         machine.devices.append(dev)
         machine.samplers[dev.key] = partial(cpu.sample, dev.index)
@@ -139,11 +146,17 @@ def add_torch_view(machine: Machine, torch=None) -> None:
     machine.runtime.hip = view.runtime.hip
     gpus = [d for d in machine.devices if d.vendor != "cpu"]
     others = [d for d in machine.devices if d.vendor == "cpu"]
-    merged = merge_devices(gpus, view.devices())
+    hidden = {d.key for d in machine.hidden}
+    # Hidden GPUs take part in the matching, so torch's view of them is not taken for new devices.
+    merged = merge_devices(gpus + [d for d in machine.hidden if d.vendor != "cpu"], view.devices())
     for dev in merged:
         # A torch-only device (it always has a torch index): memory is all torch can tell live.
         if dev.key not in machine.samplers and dev.torch_index is not None:
             machine.samplers[dev.key] = partial(_torch_sample, view.torch, dev.torch_index)
+    if hidden:  # a device filter is on: it shows the devices it kept, and no torch-only newcomer
+        shown = {d.key for d in gpus}
+        machine.hidden = [d for d in merged if d.key in hidden] + [d for d in machine.hidden if d.vendor == "cpu"]
+        merged = [d for d in merged if d.key in shown]
     machine.devices = merged + others
 
 

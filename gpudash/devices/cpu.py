@@ -6,8 +6,8 @@ Reads /proc/cpuinfo and psutil only; torch is not needed to describe the CPU.
 from __future__ import annotations
 
 import os
-import platform
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
@@ -65,6 +65,37 @@ def _max_clock_mhz(info: dict[str, str]) -> int | None:
     return int(float(mhz)) if mhz else None
 
 
+FIRST_WINDOW_S = 0.1  # the shortest first window that counts: CPU time counts in 10 ms ticks
+NEEDS_SECOND_READING = "needs a second reading (gpudash info --watch shows it)"
+
+
+@dataclass(frozen=True)
+class _Window:
+    """One end of a measuring window: the machine's CPU times and this process's own."""
+
+    at: float
+    busy: float  # CPU-seconds the machine spent working, all CPUs together
+    total: float  # CPU-seconds that passed, all CPUs together
+    own: float  # of `busy`, this process's own user + system time
+
+    @classmethod
+    def now(cls) -> _Window:
+        times = psutil.cpu_times()
+        # As psutil.cpu_percent counts: guest time is already in user time, and idle and iowait are not busy.
+        total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
+        idle = times.idle + getattr(times, "iowait", 0.0)
+        mine = os.times()
+        return cls(time.monotonic(), total - idle, total, mine.user + mine.system)
+
+    def others_busy_pct(self, end: _Window) -> float:
+        """Busy % of the machine between this and `end`, without this process's own share."""
+        span = end.total - self.total
+        if span <= 0:
+            return 0.0
+        others = (end.busy - self.busy) - (end.own - self.own)
+        return round(min(100.0, max(0.0, 100.0 * others / span)), 1)
+
+
 class CpuBackend:
     name = "cpu"
 
@@ -73,15 +104,18 @@ class CpuBackend:
             self.info = parse_cpuinfo(Path(cpuinfo_path).read_text())
         except OSError:
             self.info = {}
-        psutil.cpu_percent(interval=None)  # primes the counter: the first reading is otherwise 0
-        self._last = time.monotonic()
+        self._first_window: _Window | None = _Window.now()  # the first reading's window starts here
 
     def devices(self) -> list[DeviceInfo]:
         info = self.info
         missing: dict[str, str] = {}
         if not info:
             missing["cpu_features"] = "no /proc/cpuinfo on this OS"
-        name = info.get("model name") or info.get("Model name") or platform.processor() or "CPU"
+        name = info.get("model name") or info.get("Model name")
+        if not name:  # no /proc/cpuinfo (macOS, Windows)
+            import platform
+
+            name = platform.processor() or "CPU"
         extra = {
             k: info[v]
             for k, v in (("cpu_vendor", "vendor_id"), ("cpu_family", "cpu family"), ("cpu_model", "model"))
@@ -111,22 +145,32 @@ class CpuBackend:
         temp = _cpu_temperature()
         if temp is None:
             missing["temperature_c"] = "no CPU temperature sensor"
+        utilization = self._utilization()
+        if utilization is None:
+            missing["utilization_pct"] = NEEDS_SECOND_READING
         return Sample(
             memory_used_bytes=memory.total - memory.available,
             memory_total_bytes=memory.total,
-            utilization_pct=self._utilization(),
+            utilization_pct=utilization,
             temperature_c=temp,
             sm_clock_mhz=int(freq.current) if freq else None,
             timestamp=time.time(),
             unavailable=missing,
         )
 
-    def _utilization(self) -> float:
-        # psutil measures since the previous call; a one-shot `info` right after start-up would read
-        # a meaningless 0-ms window, so wait a tenth of a second then (as gpustat does).
-        window = 0.1 if time.monotonic() - self._last < 0.05 else None
-        self._last = time.monotonic()
-        return psutil.cpu_percent(interval=window)
+    def _utilization(self) -> float | None:
+        """The whole machine's CPU use since the previous reading (psutil). The first reading covers the time
+        since this backend was made (the start of discovery) and leaves out gpudash's own CPU time, which in
+        that window is mostly its own start-up; shorter than FIRST_WINDOW_S it is no measurement (CPU time
+        counts in 10 ms ticks) and the reading is n/a: a one-shot `gpudash info` does not wait for it."""
+        first, self._first_window = self._first_window, None
+        if first is None:
+            return psutil.cpu_percent(interval=None)
+        end = _Window.now()
+        psutil.cpu_percent(interval=None)  # the next reading measures from here
+        if end.at - first.at < FIRST_WINDOW_S:
+            return None
+        return first.others_busy_pct(end)
 
     def close(self) -> None:
         pass

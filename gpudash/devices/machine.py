@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import platform
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -12,6 +10,13 @@ from gpudash.models import DeviceInfo, Host, Runtime, Sample
 
 
 def this_host() -> Host:
+    uname = getattr(os, "uname", None)
+    if uname is not None:  # what socket.gethostname() and platform give there, without importing them
+        names = uname()
+        return Host(hostname=names.nodename, machine=names.machine, os=names.sysname)
+    import platform  # Windows
+    import socket
+
     return Host(hostname=socket.gethostname(), machine=platform.machine(), os=platform.system())
 
 
@@ -26,6 +31,9 @@ class Machine:
     origin: str | None = None  # a snapshot's note on where its data came from
     notes: list[str] = field(default_factory=list)  # why a source is missing ("NVML: LibraryNotFound")
     closers: list[Callable[[], None]] = field(default_factory=list)
+    # Devices left out by --only or --only-visible (gpudash.devices.selection): never sampled or shown, kept
+    # so that torch's view, merged later, recognises them instead of adding them back as torch-only devices.
+    hidden: list[DeviceInfo] = field(default_factory=list)
 
     @property
     def label(self) -> str:

@@ -14,19 +14,36 @@ A device name that covers several products is reported as ambiguous (peaks.match
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpudash.knowledge.amd import amd_arch
 from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import cpu_arch
 from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, SUPPORT_LEVELS, ArchInfo
 from gpudash.knowledge.nvidia import nvidia_arch
-from gpudash.knowledge.peaks import (
-    PartMatch,
-    Peak,
-    match_parts,
-    peak_candidates,
-    peak_memory_bandwidth_gbps,
-    peaks_for,
-)
+
+# The peak tables are large and only benchmarks and exports read them: loaded on first use, so looking up an
+# architecture (every `gpudash info`) does not pay for them.
+if TYPE_CHECKING:
+    from gpudash.knowledge.peaks import (
+        PartMatch,
+        Peak,
+        match_parts,
+        peak_candidates,
+        peak_memory_bandwidth_gbps,
+        peaks_for,
+    )
+
+_PEAK_NAMES = ("PartMatch", "Peak", "match_parts", "peak_candidates", "peak_memory_bandwidth_gbps", "peaks_for")
+
+
+def __getattr__(name: str):
+    if name in _PEAK_NAMES:
+        from gpudash.knowledge import peaks
+
+        return getattr(peaks, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ABSENT",

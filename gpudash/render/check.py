@@ -54,7 +54,12 @@ def render(
     n_checks: int,
     n_devices: int,
     failed_plugins: Sequence[dict[str, Any]],
+    *,
+    color: bool = False,
 ) -> str:
+    from gpudash.render.style import STATUS_COLORS, Style
+
+    style = Style(color)
     devices = f"{n_devices} device{'s' if n_devices != 1 else ''}"
     lines = [f"[{source}]  {n_checks} checks on {devices}: {tally(results) or 'nothing ran'}"]
     table = rows(results)
@@ -69,7 +74,9 @@ def render(
     pad = " " * (w_dev + w_check + w_status + 6)
     for row, label in zip(table, labels):
         lines.append(
-            f"{row['device'].ljust(w_dev)}  {label.ljust(w_check)}  {row['status'].ljust(w_status)}  {row['summary']}"
+            f"{row['device'].ljust(w_dev)}  {label.ljust(w_check)}  "
+            f"{style(row['status'], *STATUS_COLORS.get(row['status'], ()))}{' ' * (w_status - len(row['status']))}  "
+            f"{row['summary']}"
         )
         if row["status"] != "skip":
             if row["remediation"]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpudash import __version__
-from gpudash.errors import GpudashError
+from gpudash.errors import UsageError
 from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import from_dict, to_dict
@@ -96,19 +96,19 @@ def save_profile(profile: CalibrationProfile, path) -> bool:
 
 def load_profile(path) -> CalibrationProfile:
     """Read a profile; any problem is one line naming the file."""
-    text = read_user_file(path, "profile")
+    text = read_user_file(path, "profile", UsageError)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise GpudashError(f"{path}: not a JSON profile: {exc.msg} (line {exc.lineno})") from None
+        raise UsageError(f"{path}: not a JSON profile: {exc.msg} (line {exc.lineno})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise GpudashError(f'{path}: not a gpudash profile (no "format": "{FORMAT}")')
+        raise UsageError(f'{path}: not a gpudash profile (no "format": "{FORMAT}")')
     for key in ("metadata", "precision_matrix"):
         if not isinstance(data.get(key), dict):
-            raise GpudashError(f"{path}: profile has no '{key}' object")
+            raise UsageError(f"{path}: profile has no '{key}' object")
     if not data["metadata"].get("hardware_name"):
-        raise GpudashError(f"{path}: profile metadata has no 'hardware_name'")
+        raise UsageError(f"{path}: profile metadata has no 'hardware_name'")
     try:
         return CalibrationProfile.from_dict(data)
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
-        raise GpudashError(f"{path}: damaged profile: {exc}") from None
+        raise UsageError(f"{path}: damaged profile: {exc}") from None

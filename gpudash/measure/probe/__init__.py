@@ -17,7 +17,7 @@ from gpudash.devices import Machine
 from gpudash.errors import UsageError
 from gpudash.knowledge import arch_for
 from gpudash.measure import runner
-from gpudash.measure.device_names import find_device, torch_device
+from gpudash.measure.device_names import find_device, find_devices, torch_device
 from gpudash.measure.probe.matrix import capability_matrix, recorded_torch, unmeasured_matrix
 from gpudash.measure.probe.report import precision_json, probe_json
 from gpudash.measure.probe.store import remember, remembered
@@ -32,6 +32,7 @@ __all__ = [
     "SLOW_REFERENCE_FRACTION",
     "TASK_TARGET",
     "find_device",
+    "find_devices",
     "fp8_flavours",
     "judge",
     "precision_json",
