@@ -9,9 +9,6 @@ not notice that its input and output pipes have no other end.
 import os
 import sys
 
-if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.realpath(os.getcwd()):
-    del sys.path[0]  # as in gpudash/__main__.py: nothing in the working directory is imported by accident
-
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -21,6 +18,8 @@ def die_with_parent() -> None:
     import ctypes
     import signal
 
+    # The signal comes when the thread that started us ends: textual-serve starts sessions from the server's
+    # event-loop thread, its main thread, which lives as long as the server.
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGTERM))
 
 
@@ -33,4 +32,6 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
+    if sys.path and os.path.realpath(sys.path[0] or ".") == os.path.realpath(os.getcwd()):
+        del sys.path[0]  # as in gpudash/__main__.py: nothing in the working directory is imported by accident
     main(sys.argv[1:])
