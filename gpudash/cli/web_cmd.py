@@ -49,14 +49,16 @@ def run(ctx) -> int:
 
     listen = parse_listen(ctx.args.listen)
     remote = check_listen(listen, ctx.args.allow_remote)
-    max_sessions = ctx.args.max_sessions if ctx.args.max_sessions is not None else ctx.config["web"]["max_sessions"]
+    max_sessions = (
+        ctx.args.max_sessions if ctx.args.max_sessions is not None else ctx.session.config["web"]["max_sessions"]
+    )
     problem = SCHEMA["web"]["max_sessions"].problem(max_sessions)
     if problem:
         raise UsageError(f"--max-sessions: {problem}")
-    if ctx.replay:  # one line now rather than a broken dashboard in every tab
+    if ctx.session.replay:  # one line now rather than a broken dashboard in every tab
         from gpudash.devices.snapshot_file import read_snapshot
 
-        read_snapshot(ctx.replay)
+        read_snapshot(ctx.session.replay)
     if remote:
         print(
             f"gpudash: warning: serving {listen} to other machines with no authentication: anyone who can reach "
