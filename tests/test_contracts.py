@@ -264,6 +264,20 @@ def test_schemas_mirror_the_records_they_describe():
     assert check_status == [*STATUSES, ERROR]
     provenance = contracts.schema("export")["properties"]["provenance"]["additionalProperties"]["enum"]
     assert set(provenance) == set(PROVENANCES)
+    from gpudash.knowledge import peaks
+
+    peak_kinds = [peaks.SPEC, peaks.DERIVED, peaks.ESTIMATED]
+
+    def peak_enums(node):  # every enum that says where a theoretical peak came from
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if (key == "peak_provenance" or (key == "provenance" and "too_low" in node)) and "enum" in value:
+                    yield value["enum"]
+                yield from peak_enums(value)
+
+    for name in ("bench", "profile"):
+        found = [e for d in contracts.schema(name)["$defs"].values() for e in peak_enums(d.get("properties", {}))]
+        assert found and all(e == peak_kinds for e in found), name
 
 
 def test_definitions_shared_between_contracts_are_the_same():
