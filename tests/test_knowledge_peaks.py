@@ -177,7 +177,7 @@ def test_laptop_parts_never_get_desktop_figures(name):
     [
         # no row (figures not confirmed): the name must not fall to a sibling's row
         ("NVIDIA GeForce RTX 4070 Ti SUPER", None),
-        ("NVIDIA GeForce RTX 4070 Ti", "NVIDIA GeForce RTX 4070 Ti"),
+        ("NVIDIA GeForce RTX 4070 Ti", None),
         ("NVIDIA GeForce RTX 4070 SUPER", None),
         ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 4070"),
         ("NVIDIA GeForce RTX 4090 D", "NVIDIA GeForce RTX 4090 D"),

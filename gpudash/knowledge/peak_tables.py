@@ -95,7 +95,8 @@ _H100_SXM_C = {
     "int8": 1978.9,
 }
 _H100_NVL_C = {"fp64": 60.0, "fp32": 60.0, **_half(tf32=835.0, fp16=1671.0, bf16=1671.0, fp8=3341.0, int8=3341.0)}
-_H200_SXM_C = {"fp64": 67.0, "fp32": 67.0, **_half(tf32=989.0, fp16=1979.0, bf16=1979.0, fp8=3958.0, int8=3958.0)}
+# H200 SXM: fp32 and the 16-bit/fp8/int8 sparse figures confirmed; its fp64 and tf32 figures were not.
+_H200_SXM_C = {"fp32": 67.0, **_half(fp16=1979.0, bf16=1979.0, fp8=3958.0, int8=3958.0)}
 # GH200: the datasheet prints "989* | 494" style pairs; its dense column is used as printed.
 _GH200_C = {"fp64": 67.0, "fp32": 67.0, "tf32": 494.0, "fp16": 990.0, "bf16": 990.0, **_fp8(1979.0), "int8": 1979.0}
 
@@ -182,14 +183,8 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         {"fp32": 10.3, "fp16": 165.0, "bf16": 165.0, "int8": 330.0, **_half(tf32=165.0)},
         933.0,
     ),
-    Part(
-        "NVIDIA A10",
-        "nvidia",
-        r"\ba10\b",
-        _A10,
-        {"fp32": 31.2, **_half(tf32=125.0, fp16=250.0, bf16=250.0, int8=500.0)},
-        600.0,
-    ),
+    # A10: its tf32 figure was not confirmed
+    Part("NVIDIA A10", "nvidia", r"\ba10\b", _A10, {"fp32": 31.2, **_half(fp16=250.0, bf16=250.0, int8=500.0)}, 600.0),
     # A40: its dense tf32 figure was not confirmed
     Part(
         "NVIDIA A40",
@@ -341,7 +336,7 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
         2520,
         1008.0,
         "8.9",
-        published={"fp32": 82.6, "tf32": 82.6, "fp16": 165.2, "bf16": 165.2, **_fp8(330.3), "int8": 660.6},
+        published={"fp32": 82.6, "fp16": 165.2, "bf16": 165.2, **_fp8(330.3), "int8": 660.6},
     ),
     # 4090 D: 14592 cores and 21 Gbps x 384-bit memory confirmed; its boost clock was not
     _geforce(
@@ -353,7 +348,6 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
         1008.0,
         "8.9",
     ),
-    _geforce("4070", "ti", f"{_RTX40}; https://incpak.com/?p=136649", 60, 2610, None, "8.9"),
     _geforce(
         "4070",
         "",
@@ -402,7 +396,7 @@ AMD_INSTINCT: tuple[Part, ...] = (
         r"\bmi100\b",
         f"{_ROCM_ARCH}/mi100.html",
         {"fp64": 11.5, "fp32": 46.1, "fp16": 184.6, "bf16": 92.3},
-        1228.8,
+        1228.0,
     ),
     Part(
         "AMD Instinct MI210",
