@@ -1,4 +1,10 @@
-"""Recording this machine as a snapshot file, the replay format (gpudash/contracts/snapshot.schema.json)."""
+"""Recording this machine as a snapshot file, the replay format (gpudash/contracts/snapshot.schema.json).
+
+A snapshot holds everything the knowledge tables read, for every device, so a replay answers as the machine
+itself did: names, compute capability or gfx target, SMs/CUs/cores, clocks, memory, torch's view, and for the
+CPU its ISA features, logical and physical core counts (logical_cores, multiprocessors) and the
+vendor/family/model triple the microarchitecture lookup needs (under "extra": cpu_vendor, cpu_family, cpu_model).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from gpudash.devices.snapshot_file import FORMAT, VERSION
 from gpudash.models import json_safe, now_iso, to_dict
 
 _SKIP = {"sources", "extra"}
+# The `extra` facts the tables read (gpudash.knowledge.cpu: vendor_of, microarch); replay restores them as extra.
+TABLE_EXTRAS = ("cpu_vendor", "cpu_family", "cpu_model")
 
 
 def _device_entry(device, samples: list[dict]) -> dict[str, Any]:
@@ -19,6 +27,9 @@ def _device_entry(device, samples: list[dict]) -> dict[str, Any]:
     torch_view = device.extra.get("torch")
     if isinstance(torch_view, dict):
         entry["torch"] = torch_view
+    table_facts = {k: str(device.extra[k]) for k in TABLE_EXTRAS if device.extra.get(k) is not None}
+    if table_facts:
+        entry["extra"] = table_facts
     entry["samples"] = samples
     return entry
 
