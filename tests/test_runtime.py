@@ -51,8 +51,9 @@ def test_fft_goes_to_the_cpu_only_where_the_rules_say():
     assert get_optimal_device("matmul", replay=RX5600) == "cuda:0"
     assert get_optimal_device("fft", replay=H100) == "cuda:0"
     assert get_optimal_device("fft", replay=STRIX) == "cuda:0"  # not "every AMD GPU", as the summary has it
-    assert get_optimal_device("fft") == "cpu"  # this machine has only its CPU
-    assert optimize_tensor_for_operation(torch.ones(2), "fft").device.type == "cpu"
+    if not torch.cuda.is_available():  # a machine with only its CPU: everything runs there
+        assert get_optimal_device("fft") == "cpu"
+        assert optimize_tensor_for_operation(torch.ones(2), "fft").device.type == "cpu"
 
 
 def test_routing_follows_check_results():
@@ -80,7 +81,8 @@ def test_the_optimizer_object_of_the_enhancement_summary():
     assert opt.routing()["fft"][0] == "cpu" and "RX 5600 XT" in opt.routing()["fft"][1]
     assert opt.recommended_env()["TORCH_BLAS_PREFER_HIPBLASLT"][0] == "0"
     assert any("only turn on rocBLAS trace logging" in note for note in opt.notes())
-    assert get_enhanced_optimizer().platform == "CPU"
+    if not torch.cuda.is_available():
+        assert get_enhanced_optimizer().platform == "CPU"
 
 
 def test_the_summary_logging_variables_are_explained_when_set():
@@ -155,7 +157,8 @@ def test_get_performance_stats_names_the_platform():
     assert stats["platform_info"]["platform"].startswith("AMD ROCm/HIP")
     assert stats["platform_info"]["architecture"] == "RDNA1"
     assert stats["operation_times"]["forward_pass"]["calls"] == 1
-    assert get_performance_stats()["platform_info"]["platform"] == "CPU"
+    if not torch.cuda.is_available():
+        assert get_performance_stats()["platform_info"]["platform"] == "CPU"
 
 
 # Batch size ------------------------------------------------------------------------------------------

@@ -14,13 +14,19 @@ import ctypes
 import ctypes.util
 import gc
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 GIB = 1024**3
+KEEP_REPORTS = 100
+
+_reports: deque[MemoryReport] = deque(maxlen=KEEP_REPORTS)  # what get_performance_stats() shows
+_reports_lock = threading.Lock()
 
 
 def _torch() -> Any:
@@ -122,6 +128,17 @@ class MemoryReport:
         }
 
 
+def recorded_reports() -> list[MemoryReport]:
+    """The latest reports of memory_management blocks (record=True), oldest first."""
+    with _reports_lock:
+        return list(_reports)
+
+
+def clear_reports() -> None:
+    with _reports_lock:
+        _reports.clear()
+
+
 @contextmanager
 def memory_management(
     operation_name: str = "block",
@@ -149,8 +166,7 @@ def memory_management(
         report.after = snapshot(where)
         report.duration_s = time.perf_counter() - start
         if record:
-            from gpudash.runtime.profiling import profiler
-
-            profiler.record_memory(report)
+            with _reports_lock:
+                _reports.append(report)
         if verbose:
             print(report.summary(), file=sys.stderr)

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from gpudash.runtime.memory import MemoryReport, _cuda_live, _torch, current_device
+from gpudash.runtime.memory import _cuda_live, _torch, clear_reports, current_device, recorded_reports
 
 T = TypeVar("T")
 
@@ -81,8 +81,6 @@ class Profiler:
     device: Any = None  # None: the CUDA device torch has initialised, else the CPU
     sync: bool = True
     operations: dict[str, OperationStats] = field(default_factory=dict)
-    memory_reports: list[MemoryReport] = field(default_factory=list)
-    keep_memory_reports: int = 100
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @contextmanager
@@ -128,20 +126,17 @@ class Profiler:
         with self.profile(name):
             return fn(*args, **kwargs)
 
-    def record_memory(self, report: MemoryReport) -> None:
-        with self._lock:
-            self.memory_reports.append(report)
-            del self.memory_reports[: -self.keep_memory_reports]
-
     def reset(self) -> None:
+        """Forget the operations, and the process's memory_management reports."""
         with self._lock:
             self.operations.clear()
-            self.memory_reports.clear()
+        clear_reports()
 
     def stats(self, platform_info: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The operations' times and memory, with the process's latest memory_management reports."""
         with self._lock:
             ops = dict(self.operations)
-            reports = list(self.memory_reports)
+        reports = recorded_reports()
         return {
             "platform_info": platform_info if platform_info is not None else {},
             "operation_times": {name: s.times() for name, s in ops.items()},
