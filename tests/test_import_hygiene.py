@@ -39,7 +39,7 @@ def test_headless_modules_import_neither_textual_nor_torch():
 
 def test_the_public_apis_import_neither_textual_nor_torch():
     # Training code and plugins import these; torch comes when a function needs it, Textual never.
-    code = "import gpudash.amp, gpudash.apply, gpudash.ops, gpudash.plugins_api, gpudash.hookspecs\n"
+    code = "import gpudash.amp, gpudash.apply, gpudash.ops, gpudash.rocm, gpudash.runtime, gpudash.plugins_api, gpudash.hookspecs\n"
     assert loaded_after(code, TUI_MODULES + HEAVY) == []
 
 
