@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import Any
 
+from gpudash import strict_json
 from gpudash.actions.session import Session
 
 
@@ -22,7 +22,7 @@ def take(
 
 def text(snapshot: dict[str, Any]) -> str:
     """The snapshot file's content."""
-    return json.dumps(snapshot, indent=1) + "\n"
+    return strict_json.dumps(snapshot, indent=1) + "\n"
 
 
 def write(snapshot: dict[str, Any], path: str) -> str:

@@ -84,10 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         args.command = "tui"
         args.func = importlib.import_module("gpudash.cli.tui_cmd").run
     from gpudash.cli.context import Context
+    from gpudash.cli.option_values import check_option_values
+    from gpudash.cli.output import guarded_stdout
 
     try:
+        check_option_values(args)
         ctx = Context(args)
-        return int(args.func(ctx) or 0)
+        if args.command == "tui":  # the dashboard draws on the terminal itself
+            return int(args.func(ctx) or 0)
+        with guarded_stdout():  # a full disk is one line (gpudash.cli.output), not a traceback
+            return int(args.func(ctx) or 0)
     except GpudashError as exc:
         print(f"gpudash: error: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from gpudash import strict_json
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -29,5 +30,5 @@ def run(ctx: Context) -> int:
     from gpudash.render.info import render
 
     data = info(ctx.session, include_torch=not ctx.args.no_torch)
-    print(json.dumps(data, indent=2) if ctx.args.json else render(data))
+    print(strict_json.dumps(data) if ctx.args.json else render(data))
     return 0

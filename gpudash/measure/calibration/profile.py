@@ -16,12 +16,12 @@ profile and back; `profile_compare` sets two side by side.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudash import __version__
+from gpudash import __version__, strict_json
 from gpudash.errors import GpudashError
+from gpudash.field_checks import FieldProblem, build
 from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import from_dict, to_dict
@@ -91,16 +91,17 @@ class CalibrationProfile:
 
 
 def save_profile(profile: CalibrationProfile, path) -> bool:
-    return atomic_write_text(path, json.dumps(profile.to_dict(), indent=2) + "\n")
+    return atomic_write_text(path, strict_json.dumps(profile.to_dict(), indent=2) + "\n")
 
 
 def load_profile(path) -> CalibrationProfile:
-    """Read a profile; any problem is one line naming the file."""
+    """Read a profile; any problem is one line naming the file (and the field): a regular file of bounded size,
+    strict JSON, the profile contract (gpudash/contracts/profile.schema.json), every field's type and range."""
     text = read_user_file(path, "profile")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GpudashError(f"{path}: not a JSON profile: {exc.msg} (line {exc.lineno})") from None
+        data = strict_json.loads(text)
+    except strict_json.JsonProblem as exc:
+        raise GpudashError(f"{path}: not a JSON profile: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise GpudashError(f'{path}: not a gpudash profile (no "format": "{FORMAT}")')
     for key in ("metadata", "precision_matrix"):
@@ -108,7 +109,11 @@ def load_profile(path) -> CalibrationProfile:
             raise GpudashError(f"{path}: profile has no '{key}' object")
     if not data["metadata"].get("hardware_name"):
         raise GpudashError(f"{path}: profile metadata has no 'hardware_name'")
+    from gpudash.contracts.validation import problems
+
+    for problem in problems("profile", data):
+        raise GpudashError(f"{path}: damaged profile: {problem}")
     try:
-        return CalibrationProfile.from_dict(data)
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        return build(CalibrationProfile, data, "")
+    except FieldProblem as exc:
         raise GpudashError(f"{path}: damaged profile: {exc}") from None
