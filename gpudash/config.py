@@ -88,6 +88,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "snapshot": {
         "seconds": Key(3.0, float, 0, 600),
         "interval": Key(0.5, float, 0.05, 60),
+        "redact": Key(False, bool),
     },
     "probe": {
         "timeout_s": Key(120.0, float, 1, 3600),

@@ -38,7 +38,7 @@ class FieldProblem(ValueError):
 
 def value_range(name: str) -> tuple[float, float] | None:
     """The allowed (low, high) of a field called `name`; None when any finite number goes."""
-    if name.endswith(_SIGNED):
+    if not name or name.endswith(_SIGNED):
         return None
     for suffix, bounds in _UNIT_RANGES:
         if name.endswith(suffix):
@@ -64,10 +64,12 @@ def build(
     *,
     skip: frozenset[str] = frozenset(),
     choices: dict[str, tuple[Any, ...]] | None = None,
+    ranges: bool = True,
 ) -> Any:
     """An instance of dataclass `cls` from `data`; FieldProblem naming the first wrong field.
 
-    `skip`: fields the file may not set (left at their defaults); `choices`: field name -> allowed values.
+    `skip`: fields the file may not set (left at their defaults); `choices`: field name -> allowed values;
+    `ranges=False` checks types only (a live driver's odd reading is shown, not refused).
     """
     if not isinstance(data, dict):
         raise FieldProblem(f"{where}: expected an object, got {_shown(data)}")
@@ -78,7 +80,7 @@ def build(
             if required:
                 raise FieldProblem(f"{at}: missing")
             continue
-        value = _convert(kind, data[name], at, name, choices or {})
+        value = _convert(kind, data[name], at, name, choices or {}, ranges)
         if choices and name in choices and value is not None and value not in choices[name]:
             allowed = ", ".join(repr(c) for c in choices[name])
             raise FieldProblem(f"{at}: expected one of {allowed}, got {_shown(value)}")
@@ -86,47 +88,68 @@ def build(
     return cls(**kwargs)
 
 
-def _convert(kind: Any, value: Any, where: str, name: str, choices: dict[str, tuple[Any, ...]]) -> Any:
+@cache
+def _shape(kind: Any) -> tuple[Any, ...]:
+    """What a type annotation asks for, worked out once per annotation: ("any",), ("union", options, nullable),
+    ("record", cls), ("list", item), ("dict", item), ("bool",), ("str",), ("number", int or float)."""
     origin = typing.get_origin(kind)
     if kind is Any:
-        return value
+        return ("any",)
     if origin is typing.Union or origin is types.UnionType:
         options = typing.get_args(kind)
-        if value is None and type(None) in options:
+        return ("union", tuple(o for o in options if o is not type(None)), type(None) in options)
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        return ("record", kind)
+    if origin is list or kind is list:
+        return ("list", typing.get_args(kind)[0] if typing.get_args(kind) else Any)
+    if origin is dict or kind is dict:
+        return ("dict", typing.get_args(kind)[1] if typing.get_args(kind) else Any)
+    if kind is bool:
+        return ("bool",)
+    if kind is str:
+        return ("str",)
+    if kind in (int, float):
+        return ("number", kind)
+    return ("unknown",)
+
+
+def _convert(kind: Any, value: Any, where: str, name: str, choices: dict[str, tuple[Any, ...]], ranges: bool) -> Any:
+    shape = _shape(kind)
+    tag = shape[0]
+    if tag == "any":
+        return value
+    if tag == "union":
+        if value is None and shape[2]:
             return None
         problems = []
-        for option in options:
-            if option is type(None):
-                continue
+        for option in shape[1]:
             try:
-                return _convert(option, value, where, name, choices)
+                return _convert(option, value, where, name, choices, ranges)
             except FieldProblem as exc:
                 problems.append(exc)
         if len(problems) == 1:
             raise problems[0]
         raise FieldProblem(f"{where}: expected {_expected(kind)}, got {_shown(value)}")
-    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
-        return build(kind, value, where, choices=choices)
-    if origin is list or kind is list:
-        if not isinstance(value, list):
-            raise FieldProblem(f"{where}: expected a list, got {_shown(value)}")
-        item = typing.get_args(kind)[0] if typing.get_args(kind) else Any
-        return [_convert(item, v, f"{where}[{i}]", name, choices) for i, v in enumerate(value)]
-    if origin is dict or kind is dict:
-        if not isinstance(value, dict):
-            raise FieldProblem(f"{where}: expected an object, got {_shown(value)}")
-        item = typing.get_args(kind)[1] if typing.get_args(kind) else Any
-        return {k: _convert(item, v, f"{where}.{k}", name, choices) for k, v in value.items()}
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise FieldProblem(f"{where}: expected true or false, got {_shown(value)}")
-        return value
-    if kind is str:
+    if tag == "str":
         if not isinstance(value, str):
             raise FieldProblem(f"{where}: expected a string, got {_shown(value)}")
         return value
-    if kind in (int, float):
-        return _number(kind, value, where, name)
+    if tag == "number":
+        return _number(shape[1], value, where, name if ranges else "")
+    if tag == "bool":
+        if not isinstance(value, bool):
+            raise FieldProblem(f"{where}: expected true or false, got {_shown(value)}")
+        return value
+    if tag == "record":
+        return build(shape[1], value, where, choices=choices, ranges=ranges)
+    if tag == "list":
+        if not isinstance(value, list):
+            raise FieldProblem(f"{where}: expected a list, got {_shown(value)}")
+        return [_convert(shape[1], v, f"{where}[{i}]", name, choices, ranges) for i, v in enumerate(value)]
+    if tag == "dict":
+        if not isinstance(value, dict):
+            raise FieldProblem(f"{where}: expected an object, got {_shown(value)}")
+        return {k: _convert(shape[1], v, f"{where}.{k}", name, choices, ranges) for k, v in value.items()}
     raise FieldProblem(f"{where}: cannot check a field of type {kind}")  # a record gpudash cannot read
 
 

@@ -12,12 +12,23 @@ from gpudash.actions.session import Session
 
 
 def take(
-    session: Session, seconds: float, interval: float, sleep: Callable[[float], None] = time.sleep
+    session: Session,
+    seconds: float,
+    interval: float,
+    sleep: Callable[[float], None] = time.sleep,
+    *,
+    redact: bool = False,
 ) -> dict[str, Any]:
-    """The snapshot document: the devices, and a reading every `interval` seconds for `seconds`."""
+    """The snapshot document: the devices, and a reading every `interval` seconds for `seconds`; with `redact`,
+    its identifiers replaced by stable placeholders (gpudash.redaction), for a public bug report."""
     from gpudash.record import record
 
-    return record(session.machine(), seconds, interval, sleep=sleep)
+    document = record(session.machine(), seconds, interval, sleep=sleep)
+    if not redact:
+        return document
+    from gpudash.redaction import redact as redacted
+
+    return redacted(document)
 
 
 def text(snapshot: dict[str, Any]) -> str:

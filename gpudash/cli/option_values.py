@@ -9,7 +9,6 @@ import math
 
 from gpudash.errors import UsageError
 
-
 # Options whose own check says more about an empty value ("write '.' for the working directory").
 _CHECKED_ELSEWHERE = frozenset({"plugins_dir"})
 

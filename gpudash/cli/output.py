@@ -59,7 +59,7 @@ def guarded_stdout() -> Iterator[None]:
     """sys.stdout guarded for the time of one command, then flushed and put back."""
     original = sys.stdout
     guard = _Guarded(original)
-    sys.stdout = guard  # type: ignore[assignment]
+    sys.stdout = guard  # type: ignore[assignment,unused-ignore]
     try:
         yield
         guard.flush()

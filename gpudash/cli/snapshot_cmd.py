@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,6 +25,13 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument(
         "--interval", type=float, default=None, help="seconds between samples (default: config snapshot.interval)"
     )
+    p.add_argument(
+        "--redact",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="replace the hostname, UUIDs, serials, PCI ids and process names, commands, users and pids with "
+        "stable placeholders, for a public bug report; the file still replays (default: config snapshot.redact)",
+    )
     p.set_defaults(func=run)
 
 
@@ -41,7 +49,8 @@ def run(ctx: Context) -> int:
     if not MIN_INTERVAL_S <= interval <= 60:  # the bounds of config snapshot.interval
         raise UsageError(f"--interval: expected seconds from {MIN_INTERVAL_S} to 60, got {interval}")
     check_output(ctx.args.output, "-o")  # fail before spending seconds sampling
-    taken = snapshot.take(ctx.session, seconds, interval)
+    redact = ctx.args.redact if ctx.args.redact is not None else config["redact"]
+    taken = snapshot.take(ctx.session, seconds, interval, redact=redact)
     how = snapshot.write(taken, ctx.args.output)
     if how != STREAMED:
         machine = ctx.session.machine()
