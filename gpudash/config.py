@@ -152,7 +152,7 @@ def _line_of(text: str, section: str, key: str) -> int | None:
 
 def load_config(explicit: str | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Defaults merged with the config file; bad files raise UsageError with file, key and line."""
-    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    warn = warn or (lambda msg: print(one_line(msg, 4000), file=sys.stderr))
     config = defaults()
     path = find_config(explicit)
     if path is None:

@@ -63,6 +63,14 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> bool:
     return write_output(path, text) == REPLACED
 
 
+def is_stdout(path: str | os.PathLike[str]) -> bool:
+    """Whether writing to `path` writes to this process's standard output ("-", /dev/stdout, /dev/fd/1...)."""
+    try:
+        return _classify(path) == _STDOUT
+    except GpudashError:
+        return False
+
+
 def check_output(path: str | os.PathLike[str], option: str) -> None:
     """Fail before minutes of measuring if `path` would be refused later: RefusedOutput (exit code 2, a bad
     argument), one line naming `option`."""
@@ -290,15 +298,16 @@ def read_user_file(
     what: str,
     error: type[GpudashError] = GpudashError,
     hint: str = "",
-    limit: int = MAX_INPUT_BYTES,
+    limit: int | None = None,
 ) -> str:
     """The text of a file the user named; any problem is one line naming the file and what it was for.
 
     Only a regular file is read: the path is opened without blocking (a FIFO with no writer would otherwise
     wait forever) and checked with fstat on the open descriptor, so what is read is what was checked. A FIFO,
     a device (/dev/zero, a terminal), a socket or a directory is refused at once; so is a file over `limit`
-    bytes, which is never read into memory.
+    bytes (default MAX_INPUT_BYTES), which is never read into memory.
     """
+    limit = MAX_INPUT_BYTES if limit is None else limit
     target = Path(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
@@ -316,7 +325,7 @@ def read_user_file(
         if not stat.S_ISREG(st.st_mode):
             raise error(f"{target}: is {_describe_input(st)}, not a regular file ({what} expected)")
         if st.st_size > limit:
-            raise error(f"{target}: {what} is {st.st_size} bytes, more than the {limit // 2**20} MiB gpudash reads")
+            raise error(f"{target}: {what} is {st.st_size} bytes, more than the {_size(limit)} gpudash reads")
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         data = _read_at_most(fd, limit)
@@ -325,11 +334,15 @@ def read_user_file(
     finally:
         os.close(fd)
     if data is None:  # it grew past the limit while being read
-        raise error(f"{target}: {what} is more than the {limit // 2**20} MiB gpudash reads")
+        raise error(f"{target}: {what} is more than the {_size(limit)} gpudash reads")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{target}: cannot read {what}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit} bytes"
 
 
 def _read_at_most(fd: int, limit: int) -> bytes | None:

@@ -35,10 +35,10 @@ class Redactor:
     def placeholder(self, stem: str, original: str) -> str:
         key = (stem, original)
         if key not in self._names:
-            self._counts[stem] = self._counts.get(stem, 0) + 1
             prefix = _PREFIX.match(original) if stem == "uuid" else None
             label = f"{prefix.group(1)}-redacted" if prefix else f"{stem}-redacted"
-            self._names[key] = f"{label}-{self._counts[stem]}"
+            self._counts[label] = self._counts.get(label, 0) + 1  # GPU-redacted-1, MIG-redacted-1: counted apart
+            self._names[key] = f"{label}-{self._counts[label]}"
         return self._names[key]
 
     def pid(self, original: int) -> int:

@@ -25,10 +25,11 @@ from gpudash import strict_json
 from gpudash.errors import GpudashError
 from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.models import now_iso
+from gpudash.plain_text import one_line
 
 
 def _say_on_stderr(message: str) -> None:
-    print(f"gpudash: warning: {message}", file=sys.stderr, flush=True)
+    print(f"gpudash: warning: {one_line(message, 4000)}", file=sys.stderr, flush=True)
 
 
 # Where the one warning about a damaged file goes; a face may point it elsewhere.

@@ -111,7 +111,7 @@ def measure(ctx: Context) -> int:
     """A live (or replayed) run: plan it, check the platform, measure, keep, save a profile, print it."""
     from gpudash.actions import bench, profiles
     from gpudash.cli.arguments import plugin_error, positive_seconds, precision_list, say
-    from gpudash.fileio import check_output
+    from gpudash.fileio import check_output, is_stdout
     from gpudash.render.bench import render
     from gpudash.render.progress import Progress
 
@@ -121,6 +121,8 @@ def measure(ctx: Context) -> int:
     budget = positive_seconds(args.case_budget, "--case-budget", config["bench"]["case_budget_s"])
     timeout = positive_seconds(args.timeout, "--timeout", config["bench"]["timeout_s"])
     if args.save:
+        if is_stdout(args.save):  # the profile and the benchmark would run together into one unreadable stream
+            raise UsageError(f"--save {args.save}: the profile is a file of its own; name a file, not stdout")
         check_output(args.save, "--save")
     plan = bench.plan(
         ctx.session,
