@@ -132,3 +132,19 @@ def test_close_ends_the_child(monkeypatch):
     assert len(pids) == 1 and machine.sample(nvidia(machine)).power_w is not None
     machine.close()
     assert_reaped(pids)
+
+
+def test_amdsmi_is_contained_the_same_way(monkeypatch):
+    from conftest import MI300X, make_fake_amdsmi
+
+    smi = make_fake_amdsmi([MI300X])
+    smi.amdsmi_get_gpu_activity = lambda handle: os.abort()
+    monkeypatch.setitem(sys.modules, "amdsmi", smi)
+    monkeypatch.setitem(sys.modules, "pynvml", None)
+    machine = discover(include_torch=False)
+    amd = next(d for d in machine.devices if d.vendor == "amd")
+    assert amd.name == MI300X["name"]  # described before anything went wrong
+    reading = machine.sample(amd)
+    assert reading.unavailable["all"] == "driver call crashed (process killed by SIGABRT) in amdsmi_get_gpu_activity"
+    assert machine.sample(machine.devices[-1]).unavailable.get("all") is None  # the CPU is read as always
+    machine.close()
