@@ -148,3 +148,23 @@ def test_amdsmi_is_contained_the_same_way(monkeypatch):
     assert reading.unavailable["all"] == "driver call crashed (process killed by SIGABRT) in amdsmi_get_gpu_activity"
     assert machine.sample(machine.devices[-1]).unavailable.get("all") is None  # the CPU is read as always
     machine.close()
+
+
+async def test_the_dashboard_keeps_running_with_a_hung_driver(monkeypatch):
+    """The poll that hits the hung call waits at most the limit; the card says why, the CPU card goes on."""
+    from tui_helpers import no_torch, screen_text, wait_until
+
+    from gpudash.config import defaults
+    from gpudash.tui.app import create_app
+
+    fake_nvml(monkeypatch, nvmlDeviceGetPowerUsage="hang")
+    config = defaults()
+    config["ui"]["refresh_interval"] = 0.2
+    machine = discover(include_torch=False)
+    app = create_app(machine, config, add_torch_view=no_torch)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: "driver call timed out" in screen_text(app), timeout=15)
+        assert app.is_running and "CPU 0" in screen_text(app)
+        await pilot.press("p")  # the dashboard still answers keys
+        await pilot.pause(0.1)
+        assert app.paused
