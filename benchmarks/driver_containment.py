@@ -3,8 +3,9 @@ the same adapters in gpudash's own process.
 
     python benchmarks/driver_containment.py [--runs 7] [--readings 50]
 
-1. `gpudash info --no-torch` wall time on this machine, each run a fresh process, contained and in-process
-   (median). On a machine without GPU drivers this is the fork and the children's failed library loads.
+1. `gpudash info --no-torch` on this machine, each run a fresh process, contained and in-process alternating
+   (median wall time, and CPU time of the process with its children). On a machine without GPU drivers the
+   difference is the forks and the children's failed library loads.
 2. With a fake NVML of 8 GPUs (tests/fakes.py over examples/snapshots/dgx-h100-8gpu.json, the real adapter
    code running against it): discovery, then one reading of every device (what `info` does), and the time
    per device reading over `--readings` rounds of the dashboard's poll (sample_all), contained and in-process.
@@ -16,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,18 +28,24 @@ ROOT = Path(__file__).resolve().parent.parent
 IN_PROCESS = "import gpudash.devices.contained.backend as b; b.fork_available = lambda: False; "
 
 
-def info_wall(contained: bool, runs: int) -> float:
-    code = (
-        "" if contained else IN_PROCESS
-    ) + "from gpudash.cli import main; raise SystemExit(main(['info', '--no-torch']))"
+def info_runs(runs: int) -> dict[bool, tuple[float, float]]:
+    """contained? -> (median wall s, median CPU s of the process and its children) of `gpudash info --no-torch`;
+    the two ways alternate run by run, so that other work on the machine weighs on both alike."""
+    code = "from gpudash.cli import main; raise SystemExit(main(['info', '--no-torch']))"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": "/nonexistent"}
     env.pop("GPUDASH_REPLAY", None)
-    times = []
+    walls: dict[bool, list[float]] = {False: [], True: []}
+    cpus: dict[bool, list[float]] = {False: [], True: []}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for contained in (False, True):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            args = [sys.executable, "-c", ("" if contained else IN_PROCESS) + code]
+            subprocess.run(args, env=env, stdout=subprocess.DEVNULL, check=True)
+            walls[contained].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[contained].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return {mode: (statistics.median(walls[mode]), statistics.median(cpus[mode])) for mode in (False, True)}
 
 
 def fake_gpus(contained: bool, readings: int) -> tuple[float, float]:
@@ -74,7 +82,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--readings", type=int, default=50)
     args = parser.parse_args()
-    info_in, info_out = info_wall(False, args.runs), info_wall(True, args.runs)
+    info = info_runs(args.runs)
     fakes = {mode: [fake_gpus(mode, args.readings) for _ in range(3)] for mode in (False, True)}
     first = {mode: statistics.median(r[0] for r in runs) for mode, runs in fakes.items()}
     per = {mode: statistics.median(r[1] for r in runs) for mode, runs in fakes.items()}
@@ -84,7 +92,13 @@ def main() -> int:
         f"{platform.python_version()}, load average {load}"
     )
     rows = [
-        (f"gpudash info --no-torch, no GPU driver here (median of {args.runs})", info_in, info_out, "s"),
+        (
+            f"gpudash info --no-torch, no GPU driver here: wall (median of {args.runs})",
+            info[False][0],
+            info[True][0],
+            "s",
+        ),
+        ("gpudash info --no-torch: CPU time, the process and its children", info[False][1], info[True][1], "s"),
         ("fake NVML, 8 GPUs: discovery + one reading each (median of 3)", first[False], first[True], "s"),
         (f"fake NVML, 8 GPUs: one device reading in the poll ({args.readings} rounds)", per[False], per[True], "ms"),
     ]

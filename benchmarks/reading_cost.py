@@ -54,7 +54,14 @@ print(json.dumps([built - start, time.perf_counter() - built]))
 
 def replay_info(runs: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": "/nonexistent"}
-    args = [sys.executable, "-m", "gpudash", "--replay", str(ROOT / "examples" / "snapshots" / "h100-80gb.json"), "info"]
+    args = [
+        sys.executable,
+        "-m",
+        "gpudash",
+        "--replay",
+        str(ROOT / "examples" / "snapshots" / "h100-80gb.json"),
+        "info",
+    ]
     times = []
     for _ in range(runs):
         start = time.perf_counter()
