@@ -102,6 +102,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "target_effective_batch": Key(256, int, 1, 1_000_000),
         "memory_margin": Key(0.1, float, 0.0, 0.9),
     },
+    "web": {
+        "max_sessions": Key(4, int, 1, 64),
+    },
     "model": {
         "factory": Key("", str, check=_factory),
         "layers": Key(12, int, 1, 1000),

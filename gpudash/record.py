@@ -9,7 +9,7 @@ from typing import Any
 from gpudash import __version__
 from gpudash.devices import Machine
 from gpudash.devices.snapshot_file import FORMAT, VERSION
-from gpudash.models import now_iso, to_dict
+from gpudash.models import json_safe, now_iso, to_dict
 
 _SKIP = {"sources", "extra"}
 
@@ -32,7 +32,7 @@ def record(
         if i:
             sleep(interval)
         for key, sample in machine.sample_all().items():
-            per_device[key].append(to_dict(sample))
+            per_device[key].append(json_safe(to_dict(sample)))  # NaN is not JSON: null
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,

@@ -59,7 +59,8 @@ def test_no_module_outside_the_tui_imports_textual():
                 else:
                     importlib.import_module(info.name)
 
-        walk("gpudash", {"gpudash.tui", "gpudash.__main__"})
+        # gpudash.web serves the TUI through textual-serve, which brings rich (never Textual: tests/test_web.py).
+        walk("gpudash", {"gpudash.tui", "gpudash.web", "gpudash.__main__"})
         walk("gpudash_plugins", set())
         assert "gpudash.measure.probe.tasks.matmul" in __import__("sys").modules  # the walk reached the leaves
     """

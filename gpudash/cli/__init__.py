@@ -23,6 +23,7 @@ COMMANDS = {
     "snapshot": "snapshot_cmd",
     "plugins": "plugins_cmd",
     "tui": "tui_cmd",
+    "web": "web_cmd",
 }
 
 EXAMPLES = """examples:
