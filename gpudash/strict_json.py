@@ -1,8 +1,10 @@
 """JSON in and out, strictly.
 
-In: what a file holds can neither hang, exhaust nor crash gpudash. NaN and Infinity (which Python's json reads
-and no other parser does) are refused, and so are numbers beyond what any field can mean (10**400 would
-overflow the first float conversion), nesting deeper than MAX_DEPTH, and strings longer than MAX_STRING.
+In: what a file holds can neither hang, exhaust nor crash gpudash. NaN, Infinity and -Infinity, which are not
+JSON but which Python's json (and so gpudash before its output was strict) wrote for a figure that was not a
+number, are read as null: the figure is unknown, as in every newer file. Numbers beyond what any field can
+mean are refused (10**400 or 1e400 would overflow the first float conversion, or be infinite), and so is
+nesting deeper than MAX_DEPTH; strings are cut at MAX_STRING characters.
 Every string, keys too, comes back safe for a terminal (gpudash.plain_text): an escape sequence or a lone
 surrogate in a device name is shown as its escape, never sent to the terminal or an encoder.
 
@@ -30,8 +32,8 @@ class JsonProblem(ValueError):
     """What is wrong with a document, without the file's name (the reader adds it)."""
 
 
-def _no_constant(name: str) -> Any:
-    raise JsonProblem(f"{name} is not a JSON number")
+def _unknown(name: str) -> None:
+    return None  # NaN, Infinity, -Infinity: see the module's docstring
 
 
 def _integer(text: str) -> int:
@@ -57,7 +59,7 @@ def loads(text: str, *, lines: bool = True) -> Any:
 
     `lines=False`: newlines and tabs in strings are shown as escapes too (see checked)."""
     try:
-        value = json.loads(text, parse_constant=_no_constant, parse_int=_integer, parse_float=_real)
+        value = json.loads(text, parse_constant=_unknown, parse_int=_integer, parse_float=_real)
     except json.JSONDecodeError as exc:
         raise JsonProblem(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:

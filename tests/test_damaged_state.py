@@ -60,7 +60,7 @@ def probe_record(**result_fields) -> str:
     [
         ("{not json", "not valid JSON"),
         ('{"saved_at": 5, "data": {}}', "not a gpudash results file"),
-        ('{"saved_at": "x", "data": NaN}', "NaN is not a JSON number"),
+        ('{"saved_at": "x", "data": 1e400}', "number 1e400 is out of range"),
         ("[" * 5000 + "]" * 5000, "nested more than"),
         (probe_record(measured_gflops="fast"), "matrices.cpu:0.results.fp32.measured_gflops: expected a number"),
         (probe_record(max_rel_error=-1.0), "max_rel_error: -1 is outside 0"),
