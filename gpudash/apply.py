@@ -35,8 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpudash import strict_json
 from gpudash.errors import GpudashError
 from gpudash.fileio import read_user_file
+from gpudash.plain_text import one_line
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -85,19 +87,21 @@ class PerProcess:
 
 
 def read_tree(path: str | os.PathLike) -> dict[str, Any]:
-    """The raw tree of an export file (TOML, or JSON by extension or content)."""
+    """The raw tree of an export file (TOML, or JSON by extension or content): a regular file of bounded size,
+    nested at most strict_json.MAX_DEPTH deep, finite numbers only, every string safe for the terminal."""
     p = Path(path)
     text = read_user_file(p, "export file", ExportFileError, hint=f" (write one with `gpudash export -o {p}`)")
-    if p.suffix.lower() == ".json" or text.lstrip().startswith("{"):
-        try:
-            tree = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ExportFileError(f"{p}: not valid JSON: {exc}") from None
-    else:
-        try:
-            tree = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ExportFileError(f"{p}: not valid TOML: {exc}") from None
+    try:
+        if p.suffix.lower() == ".json" or text.lstrip().startswith("{"):
+            tree = strict_json.loads(text)
+        else:
+            tree = strict_json.checked(tomllib.loads(text))
+    except strict_json.JsonProblem as exc:
+        raise ExportFileError(f"{p}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ExportFileError(f"{p}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ExportFileError(f"{p}: nested more than {strict_json.MAX_DEPTH} levels deep") from None
     if not isinstance(tree, dict):
         raise ExportFileError(f"{p}: expected a table at the top level")
     return tree
@@ -129,12 +133,25 @@ def _require(
         raise ExportFileError(f"{path}: missing key {dotted}") from None
     kinds = kind if isinstance(kind, tuple) else (kind,)
     if (isinstance(value, bool) and bool not in kinds) or not isinstance(value, kinds):
-        raise ExportFileError(f"{path}: {dotted}: expected {'/'.join(k.__name__ for k in kinds)}, got {value!r}")
+        raise ExportFileError(f"{path}: {dotted}: expected {'/'.join(k.__name__ for k in kinds)}, got {_shown(value)}")
     if choices is not None and value not in choices:
-        raise ExportFileError(f"{path}: {dotted}: expected one of {', '.join(map(str, choices))}, got {value!r}")
+        raise ExportFileError(f"{path}: {dotted}: expected one of {', '.join(map(str, choices))}, got {_shown(value)}")
     if minimum is not None and value < minimum:
-        raise ExportFileError(f"{path}: {dotted}: expected at least {minimum}, got {value!r}")
+        raise ExportFileError(f"{path}: {dotted}: expected at least {minimum}, got {_shown(value)}")
     return value
+
+
+def _shown(value: Any) -> str:
+    return one_line(repr(value), 80)
+
+
+def _strings(path: Path, tree: dict[str, Any], name: str) -> dict[str, str]:
+    """An optional table of strings (routing, reasons)."""
+    table = _require(path, tree, name, dict, optional=True) or {}
+    for key, value in table.items():
+        if not isinstance(value, str):
+            raise ExportFileError(f"{path}: {name}.{key}: expected a string, got {_shown(value)}")
+    return dict(table)
 
 
 class ExportedSettings:
@@ -173,10 +190,10 @@ class ExportedSettings:
         env = _require(p, tree, "env", dict)
         for name, value in env.items():
             if not isinstance(value, str):
-                raise ExportFileError(f"{p}: env.{name}: expected a string, got {value!r}")
+                raise ExportFileError(f"{p}: env.{name}: expected a string, got {_shown(value)}")
         self.env: dict[str, str] = dict(env)
-        self.routing: dict[str, str] = dict(tree.get("routing") or {})
-        self.reasons: dict[str, str] = dict(tree.get("reasons") or {})
+        self.routing: dict[str, str] = _strings(p, tree, "routing")
+        self.reasons: dict[str, str] = _strings(p, tree, "reasons")
 
     def __repr__(self) -> str:
         return (

@@ -17,6 +17,7 @@ from typing import Any
 
 from gpudash.errors import UsageError
 from gpudash.fileio import read_user_file
+from gpudash.plain_text import one_line
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -37,12 +38,16 @@ class Key:
         kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
         number_ok = float in kinds and isinstance(value, int)  # 2 is fine where 2.0 is expected
         if (isinstance(value, bool) and bool not in kinds) or not (isinstance(value, kinds) or number_ok):
-            return f"expected {_kind_name(kinds)}, got {type(value).__name__} {value!r}"
+            return f"expected {_kind_name(kinds)}, got {type(value).__name__} {_shown(value)}"
         if self.choices is not None and value not in self.choices:
-            return f"expected one of {', '.join(self.choices)}, got {value!r}"
+            return f"expected one of {', '.join(self.choices)}, got {_shown(value)}"
         if self.low is not None and self.high is not None and not (self.low <= value <= self.high):
-            return f"expected a value from {_num(self.low)} to {_num(self.high)}, got {value!r}"
+            return f"expected a value from {_num(self.low)} to {_num(self.high)}, got {_shown(value)}"
         return self.check(value) if self.check else None
+
+
+def _shown(value: Any) -> str:
+    return one_line(repr(value), 80)
 
 
 def _num(x: float) -> str:
@@ -83,6 +88,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "snapshot": {
         "seconds": Key(3.0, float, 0, 600),
         "interval": Key(0.5, float, 0.05, 60),
+        "redact": Key(False, bool),
     },
     "probe": {
         "timeout_s": Key(120.0, float, 1, 3600),
@@ -149,7 +155,7 @@ def _line_of(text: str, section: str, key: str) -> int | None:
 
 def load_config(explicit: str | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Defaults merged with the config file; bad files raise UsageError with file, key and line."""
-    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    warn = warn or (lambda msg: print(one_line(msg, 4000), file=sys.stderr))
     config = defaults()
     path = find_config(explicit)
     if path is None:
@@ -159,6 +165,8 @@ def load_config(explicit: str | None = None, warn: Callable[[str], None] | None 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise UsageError(f"{path}: not valid TOML: nested too deeply") from None
     for name, value in data.items():
         if name in SCHEMA and name != "" and isinstance(value, dict):
             _apply(path, text, name, value, config[name], warn)
@@ -167,7 +175,7 @@ def load_config(explicit: str | None = None, warn: Callable[[str], None] | None 
         elif name in SCHEMA:
             raise UsageError(f"{path}: [{name}] must be a table")
         else:
-            warn(f"gpudash: warning: {path}: unknown key '{name}' ignored")
+            warn(f"gpudash: warning: {path}: unknown key '{one_line(name, 80)}' ignored")
     return config
 
 
@@ -176,7 +184,7 @@ def _apply(path: Path, text: str, section: str, values: dict, target: dict, warn
         dotted = f"{section}.{name}" if section else name
         key = SCHEMA[section].get(name)
         if key is None:
-            warn(f"gpudash: warning: {path}: unknown key '{dotted}' ignored")
+            warn(f"gpudash: warning: {path}: unknown key '{one_line(dotted, 80)}' ignored")
             continue
         problem = key.problem(value)
         if problem:

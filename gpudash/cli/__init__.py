@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from typing import NoReturn
 
 from gpudash import __version__
 from gpudash.errors import GpudashError
@@ -58,8 +59,18 @@ def _global_options(suppress: bool) -> argparse.ArgumentParser:
     return parent
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose error line shows what was typed safely (an escape sequence given as an argument
+    is echoed as its escape, not sent to the terminal)."""
+
+    def error(self, message: str) -> NoReturn:
+        from gpudash.plain_text import one_line
+
+        super().error(one_line(message, 2000))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpudash",
         description="See the accelerators on this machine, which precisions really work, and how fast. "
         "With no command, opens the live dashboard.",
@@ -85,12 +96,20 @@ def main(argv: list[str] | None = None) -> int:
         args.command = "tui"
         args.func = importlib.import_module("gpudash.cli.tui_cmd").run
     from gpudash.cli.context import Context
+    from gpudash.cli.option_values import check_option_values
+    from gpudash.cli.output import guarded_stdout
 
     try:
+        check_option_values(args)
         ctx = Context(args)
-        return int(args.func(ctx) or 0)
+        if args.command == "tui":  # the dashboard draws on the terminal itself
+            return int(args.func(ctx) or 0)
+        with guarded_stdout():  # a full disk is one line (gpudash.cli.output), not a traceback
+            return int(args.func(ctx) or 0)
     except GpudashError as exc:
-        print(f"gpudash: error: {exc}", file=sys.stderr)
+        from gpudash.plain_text import one_line
+
+        print(f"gpudash: error: {one_line(exc, 4000)}", file=sys.stderr)  # what the user typed, shown safely
         return exc.exit_code
     except KeyboardInterrupt:
         print("gpudash: interrupted", file=sys.stderr)

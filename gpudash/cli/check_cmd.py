@@ -7,9 +7,9 @@ failing check is a finding, not an error: the exit code is 0 unless the command 
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
+from gpudash import strict_json
 from gpudash.errors import UsageError
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ def run(ctx: Context) -> int:
         raise UsageError(f"--timeout: expected seconds from 0 to 3600, got {ctx.args.timeout:g}")
     found = run_checks(ctx.session, device=ctx.args.device, timeout_s=ctx.args.timeout, on_plugin_error=plugin_error)
     if ctx.args.json:
-        print(json.dumps(found.to_json(), indent=2))
+        print(strict_json.dumps(found.to_json()))
     else:
         print(render(found.results, found.machine.label, found.check_count, len(found.devices), found.plugin_errors))
     return 0

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from gpudash import strict_json
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -21,6 +22,11 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "--json", action="store_true", help="print the info JSON contract (docs/ARCHITECTURE.md) instead of a table"
     )
     p.add_argument("--no-torch", action="store_true", help="skip torch's view of the GPUs (faster)")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace the hostname, UUIDs, PCI ids and process names, users and pids with placeholders",
+    )
     p.set_defaults(func=run)
 
 
@@ -28,6 +34,6 @@ def run(ctx: Context) -> int:
     from gpudash.actions.info import info
     from gpudash.render.info import render
 
-    data = info(ctx.session, include_torch=not ctx.args.no_torch)
-    print(json.dumps(data, indent=2) if ctx.args.json else render(data))
+    data = info(ctx.session, include_torch=not ctx.args.no_torch, redact=ctx.args.redact)
+    print(strict_json.dumps(data) if ctx.args.json else render(data))
     return 0

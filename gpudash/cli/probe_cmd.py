@@ -7,8 +7,9 @@ piped. Live results are remembered for the TUI and gpudash.amp.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from gpudash import strict_json
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -76,6 +77,8 @@ def run(ctx: Context) -> int:
     )
     if result.saved_to is not None:
         say(f"remembered in {result.saved_to}")
+    if result.save_error is not None:
+        say(f"warning: not remembered: {result.save_error}")
     data = result.to_json()
-    print(json.dumps(data, indent=2, allow_nan=False) if ctx.args.json else render(data))
+    print(strict_json.dumps(data) if ctx.args.json else render(data))
     return 0

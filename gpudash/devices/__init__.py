@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from gpudash.devices.fields import lost_reason
 from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
@@ -48,19 +49,27 @@ def _replayed(path: str) -> Machine:
 
 
 def _open_vendor_backends(notes: list[str]) -> list:
+    """NVML and amdsmi, each in a child process of its own with time limits (gpudash.devices.contained): a
+    driver that hangs or crashes costs its devices' readings, never gpudash."""
     from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
+    from gpudash.devices.contained import contained
     from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
 
+    vendors: list[tuple[str, str, Callable[..., Any], type[Exception]]] = [
+        ("NVML", "nvml", NvmlBackend, NvmlUnavailable),
+        ("amdsmi", "amdsmi", AmdSmiBackend, AmdSmiUnavailable),
+    ]
     opened = []
-    for label, factory, unavailable in (
-        ("NVML", NvmlBackend, NvmlUnavailable),
-        ("amdsmi", AmdSmiBackend, AmdSmiUnavailable),
-    ):
+    for label, name, factory, unavailable in vendors:
         try:
-            opened.append(factory())
+            opened.append(contained(name, partial(_open_with, factory), unavailable))
         except unavailable as exc:
             notes.append(f"{label}: {exc}")
     return opened
+
+
+def _open_with(factory: Callable[..., Any], wrap: Callable[[Any], Any]) -> Any:
+    return factory(wrap=wrap)
 
 
 def _live(include_torch: bool) -> Machine:

@@ -28,8 +28,19 @@ def append_run(machine: Machine, data: dict[str, Any]) -> Path:
 
 
 def saved_runs(machine: Machine) -> list[tuple[str, dict[str, Any]]]:
-    """(saved_at, bench JSON document) of the kept runs, newest first."""
-    return [(at, data) for at, data in store.history(BENCH_HISTORY_KIND, machine) if isinstance(data, dict)]
+    """(saved_at, bench JSON document) of the kept runs, newest first. A run that does not keep to the bench
+    contract (gpudash/contracts/bench.schema.json) is left out with one warning: the views that draw it trust
+    its fields."""
+    from gpudash.contracts.validation import problems
+
+    kept = []
+    for at, data in store.history(BENCH_HISTORY_KIND, machine):
+        found = problems("bench", data)
+        if found:
+            store.damaged(store.path_of(BENCH_HISTORY_KIND, machine), f"the run saved at {at}: {found[0]}")
+            continue
+        kept.append((at, data))
+    return kept
 
 
 def _same_device(entry: dict[str, Any], device: DeviceInfo) -> bool:

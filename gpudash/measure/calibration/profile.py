@@ -23,12 +23,12 @@ does not hold stays empty.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudash import __version__
+from gpudash import __version__, strict_json
 from gpudash.errors import GpudashError
+from gpudash.field_checks import FieldProblem, build
 from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import from_dict, to_dict
@@ -101,7 +101,7 @@ class CalibrationProfile:
 
 
 def save_profile(profile: CalibrationProfile, path) -> bool:
-    return atomic_write_text(path, json.dumps(profile.to_dict(), indent=2) + "\n")
+    return atomic_write_text(path, strict_json.dumps(profile.to_dict(), indent=2) + "\n")
 
 
 def _calibration_layout(data: dict[str, Any]) -> bool:
@@ -113,12 +113,13 @@ def _calibration_layout(data: dict[str, Any]) -> bool:
 
 def load_profile(path) -> CalibrationProfile:
     """Read a profile (gpudash's, the calibration document's layout, or one older than its precision matrix);
-    any problem is one line naming the file."""
+    any problem is one line naming the file (and the field): a regular file of bounded size, strict JSON, and for
+    a profile gpudash wrote, its contract (gpudash/contracts/profile.schema.json) and every field's type and range."""
     text = read_user_file(path, "profile")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GpudashError(f"{path}: not a JSON profile: {exc.msg} (line {exc.lineno})") from None
+        data = strict_json.loads(text)
+    except strict_json.JsonProblem as exc:
+        raise GpudashError(f"{path}: not a JSON profile: {exc}") from None
     if not isinstance(data, dict) or (
         data.get("format", FORMAT) != FORMAT or not ("format" in data or _calibration_layout(data))
     ):
@@ -130,15 +131,23 @@ def load_profile(path) -> CalibrationProfile:
         raise GpudashError(f"{path}: profile has no 'metadata' object")
     if not any(isinstance(data.get(k), dict) for k in ("precision_matrix", "operation_profiles")):
         raise GpudashError(f"{path}: profile has no 'precision_matrix' or 'operation_profiles' object")
+    current = "format" in data and isinstance(data.get("precision_matrix"), dict)  # as this gpudash writes it
     if not data["metadata"].get("hardware_name"):
         raise GpudashError(f"{path}: profile metadata has no 'hardware_name'")
+    from gpudash.contracts.validation import problems
+
+    for problem in problems("profile", data) if current else ():
+        raise GpudashError(f"{path}: damaged profile: {problem}")
     try:
-        profile = CalibrationProfile.from_dict(data)
+        if current:
+            profile = build(CalibrationProfile, data, "")
+        else:  # another layout: its strings were cleaned while parsing; what it leaves out is filled in below
+            profile = CalibrationProfile.from_dict(data)
         if "gpudash_version" not in data["metadata"]:  # not written by gpudash: do not claim this version wrote it
             profile.metadata.gpudash_version = "not recorded"
         complete(profile)
         return profile
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+    except (FieldProblem, TypeError, ValueError, KeyError, AttributeError) as exc:
         raise GpudashError(f"{path}: damaged profile: {exc}") from None
 
 

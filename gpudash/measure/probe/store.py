@@ -13,6 +13,7 @@ from typing import Any
 
 from gpudash import store
 from gpudash.devices import Machine
+from gpudash.field_checks import FieldProblem, build
 from gpudash.measure.probe.report import PROBE_VERSION
 from gpudash.measure.schema import NOT_RUN, PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import DeviceInfo
@@ -74,10 +75,16 @@ def remembered(machine: Machine) -> tuple[str, dict[str, PrecisionCapabilityMatr
     if record is None:
         return None
     saved_at, data = record
+    if not isinstance(data, dict) or data.get("version") != PROBE_VERSION:
+        return None  # an older gpudash's record: measured differently, so not shown as this one's
+    found = data.get("matrices")
     try:
-        matrices = {k: PrecisionCapabilityMatrix.from_dict(v) for k, v in data["matrices"].items()}
-    except (KeyError, TypeError, AttributeError):
-        return None  # an older or damaged record counts as none
+        if not isinstance(found, dict):
+            raise FieldProblem("matrices: missing or not an object")
+        matrices = {k: build(PrecisionCapabilityMatrix, v, f"matrices.{k}") for k, v in found.items()}
+    except FieldProblem as exc:  # damaged or edited by hand: shown as nothing remembered, said once
+        store.damaged(store.path_of(PROBE_KIND, machine), str(exc))
+        return None
     return saved_at, matrices
 
 
