@@ -27,7 +27,6 @@ torch is imported only by the methods that need it.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import sys

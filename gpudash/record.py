@@ -14,12 +14,10 @@ from typing import Any
 
 from gpudash import __version__
 from gpudash.devices import Machine
-from gpudash.devices.snapshot_file import FORMAT, VERSION
+from gpudash.devices.snapshot_file import FORMAT, TABLE_EXTRAS, VERSION
 from gpudash.models import json_safe, now_iso, to_dict
 
 _SKIP = {"sources", "extra"}
-# The `extra` facts the tables read (gpudash.knowledge.cpu: vendor_of, microarch); replay restores them as extra.
-TABLE_EXTRAS = ("cpu_vendor", "cpu_family", "cpu_model")
 
 
 def _device_entry(device, samples: list[dict]) -> dict[str, Any]:

@@ -55,7 +55,10 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "status": (OK, LOST),
     "type": (COMPUTE, GRAPHICS, COMPUTE_AND_GRAPHICS),
 }
-_NOT_FROM_FILES = frozenset({"sources", "extra"})  # set by gpudash itself, never taken from a file
+_NOT_FROM_FILES = frozenset({"sources", "extra"})  # set by gpudash itself, never taken from a file...
+# ...but for the CPU facts the architecture tables read (gpudash.knowledge.cpu: vendor_of, microarch), which a
+# snapshot keeps under "extra" so a replay places the CPU as the live machine does.
+TABLE_EXTRAS = ("cpu_vendor", "cpu_family", "cpu_model")
 
 
 @dataclass
@@ -109,6 +112,9 @@ def _machine(data: dict[str, Any]) -> RecordedMachine:
     for i, raw in enumerate(data["devices"]):
         where = f"devices[{i}]"
         info = build(DeviceInfo, raw, where, skip=_NOT_FROM_FILES, choices=CHOICES)
+        extra = raw.get("extra")
+        if isinstance(extra, dict):
+            info.extra.update({k: v for k, v in extra.items() if k in TABLE_EXTRAS and isinstance(v, str)})
         if info.key in seen:
             raise FieldProblem(f"{where}: a second device {info.key} (vendor and index name one device)")
         seen.add(info.key)

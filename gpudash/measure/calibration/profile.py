@@ -131,7 +131,9 @@ def load_profile(path) -> CalibrationProfile:
         raise GpudashError(f"{path}: profile has no 'metadata' object")
     if not any(isinstance(data.get(k), dict) for k in ("precision_matrix", "operation_profiles")):
         raise GpudashError(f"{path}: profile has no 'precision_matrix' or 'operation_profiles' object")
-    current = "format" in data and isinstance(data.get("precision_matrix"), dict)  # as this gpudash writes it
+    current = (
+        "version" in data and "format" in data and isinstance(data.get("precision_matrix"), dict)
+    )  # as gpudash writes it
     if not data["metadata"].get("hardware_name"):
         raise GpudashError(f"{path}: profile metadata has no 'hardware_name'")
     from gpudash.contracts.validation import problems
