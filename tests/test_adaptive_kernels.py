@@ -6,10 +6,10 @@ import warnings
 
 import pytest
 import torch
+from bench_runs import keep_run
 from torch import nn
 
 from gpudash.amp import get_optimal_dtype
-from gpudash.measure.bench.store import append_run
 from gpudash.plugin_manager import collect_kernels, make_plugin_manager
 from gpudash.plugins_api import Device, Kernel, arch_of, local_device
 from gpudash_plugins.adaptive_kernels import AdaptiveLinear, Dispatcher
@@ -92,8 +92,7 @@ def test_the_dispatcher_follows_a_remembered_measurement_of_this_cpu(no_vendor_l
     assert Dispatcher(BUILTIN_KERNELS).choose(here, requires_grad=True).name == "fp32"
     machine = discover(include_torch=True)
     cpu_dev = next(d for d in machine.devices if d.vendor == "cpu")
-    entry = {"key": cpu_dev.key, "index": 0, "name": cpu_dev.name, "speedup_vs_fp32": {"bf16": 1.8}}
-    append_run(machine, {"version": 1, "devices": [entry]})
+    keep_run(machine, cpu_dev, {"bf16": 1.8})
     fresh = Dispatcher(BUILTIN_KERNELS)
     assert fresh.choose(here, requires_grad=True).name == "bf16"
     assert "measured 1.8x fp32" in fresh.explain(here, requires_grad=True)

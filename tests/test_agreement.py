@@ -21,6 +21,7 @@ import json
 
 import pytest
 import torch
+from bench_runs import keep_run
 from conftest import snapshot_dict
 from fakes import EXAMPLES
 
@@ -29,7 +30,6 @@ from gpudash.actions.export import export_settings, select_device
 from gpudash.actions.session import Session
 from gpudash.config import defaults
 from gpudash.devices import discover
-from gpudash.measure.bench.store import append_run
 from gpudash.plugin_manager.runs import plugin_device
 from gpudash.plugins_api import local_device
 from gpudash_plugins.adaptive_kernels import Dispatcher
@@ -152,7 +152,6 @@ def test_one_answer_on_this_cpu_after_a_remembered_benchmark(no_vendor_libs):
     cpu = next(d for d in machine.devices if d.vendor == "cpu")
     if "avx512_bf16" not in cpu.cpu_features and "amx_bf16" not in cpu.cpu_features:
         pytest.skip("this CPU has no native bf16: no measurement makes bf16 the answer")
-    entry = {"key": cpu.key, "index": cpu.index, "name": cpu.name, "speedup_vs_fp32": {"bf16": 1.8}}
-    append_run(machine, {"version": 1, "devices": [entry]})
+    keep_run(machine, cpu, {"bf16": 1.8})
     got = _live_row(no_vendor_libs)
     assert set(got.values()) == {"bf16"}, got

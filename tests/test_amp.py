@@ -8,6 +8,7 @@ import json
 
 import pytest
 import torch
+from bench_runs import keep_run
 from fakes import EXAMPLES
 from torch import nn
 
@@ -15,7 +16,6 @@ from gpudash import amp
 from gpudash.devices import discover
 from gpudash.errors import GpudashError
 from gpudash.measure import probe
-from gpudash.measure.bench.store import append_run
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.record import record
 
@@ -55,22 +55,7 @@ def _remember(machine, cpu, when="2026-01-02T03:04:05+0000", **verdicts):
 
 
 def _bench(machine, cpu, speedups: dict[str, float], measured: list[str] | None = None, when: str | None = None):
-    """A benchmark run as `gpudash bench` keeps it (the bench JSON contract, which the history's reader checks):
-    `measured` are the precisions it ran, with the given speedups over fp32."""
-    from gpudash.contracts.validation import problems
-    from gpudash.measure.bench.replay import replayed_report
-    from gpudash.measure.bench.report import bench_json
-
-    ran = measured if measured is not None else ["fp32", *speedups]
-    doc = bench_json(machine, {cpu.key: replayed_report(cpu, sorted({"fp32", *ran}), "quick", None)}, "quick")
-    entry = doc["devices"][0]
-    entry["measured_at"] = when
-    entry["speedup_vs_fp32"] = dict(speedups)
-    for precision in ran:
-        record = entry["precisions"][precision]
-        record.update(supported=True, measured_gflops=100.0, failure_reason=None)
-    assert problems("bench", doc) == [], problems("bench", doc)
-    append_run(machine, doc)
+    keep_run(machine, cpu, speedups, measured, when)
 
 
 # This CPU, live ----------------------------------------------------------------------------------
