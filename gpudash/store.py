@@ -32,6 +32,11 @@ def _path(kind: str, machine) -> Path:
     return state_dir() / f"{kind}-{machine_id(machine)}.json"
 
 
+def path_of(kind: str, machine) -> Path:
+    """Where `kind` is remembered for `machine` (readers that cache by the file's modification time)."""
+    return _path(kind, machine)
+
+
 def save(kind: str, machine, data: Any) -> Path:
     """Store `data` with the time it was saved; later saves of the same kind replace it."""
     path = _path(kind, machine)

@@ -21,6 +21,7 @@ COMMANDS = {
     "export": "export_cmd",
     "snapshot": "snapshot_cmd",
     "plugins": "plugins_cmd",
+    "serve": "serve_cmd",
     "tui": "tui_cmd",
 }
 

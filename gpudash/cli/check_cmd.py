@@ -54,6 +54,7 @@ def run(ctx) -> int:
     from gpudash.cli.plugins_cmd import plugin_manager_for
     from gpudash.devices import add_torch_view
     from gpudash.plugin_manager import collect_checks, run_checks
+    from gpudash.plugin_manager.remembered import remember_checks
 
     if ctx.args.timeout is not None and not 0 < ctx.args.timeout <= 3600:
         raise UsageError(f"--timeout: expected seconds from 0 to 3600, got {ctx.args.timeout:g}")
@@ -63,6 +64,7 @@ def run(ctx) -> int:
     if any(d.vendor != "cpu" for d in devices):  # GPU checks need torch's device numbering
         add_torch_view(machine)
     results = run_checks(machine, pm, timeout_s=ctx.args.timeout, devices=devices)
+    remember_checks(machine, results)  # for `gpudash serve` and the fleet view
     failed_plugins = [{"plugin": r.name, "errors": r.errors} for r in pm.records.values() if r.errors]
     if ctx.args.json:
         print(
