@@ -159,3 +159,74 @@ def node_exporter(textfile_dir: Path) -> Iterator[str]:
         yield url
     finally:
         stop(proc)
+
+
+@contextlib.contextmanager
+def exposition_server(pages, delay_s: float = 0.0) -> Iterator[tuple[str, dict]]:
+    """An in-process HTTP server on 127.0.0.1 answering GET with `pages(path) -> text` (or a fixed text),
+    after `delay_s`; yields (its base URL, stats: requests served and the most handled at once)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    lock = threading.Lock()
+    stats = {"requests": 0, "in_flight": 0, "most": 0}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            with lock:
+                stats["requests"] += 1
+                stats["in_flight"] += 1
+                stats["most"] = max(stats["most"], stats["in_flight"])
+            try:
+                time.sleep(delay_s)
+                body = (pages(self.path) if callable(pages) else pages).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            finally:
+                with lock:
+                    stats["in_flight"] -= 1
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.request_queue_size = 256
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", stats
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def dcgm_page(snapshot: Path, hostname: str, util: float = 97.0) -> str:
+    """What dcgm-exporter would publish for the GPUs of a snapshot (names, units and labels of its default
+    counters), for the fleet tests that merge it with gpudash's series."""
+    import json
+
+    devices = json.loads(snapshot.read_text())["devices"]
+    lines = []
+    for name, help_text, value in (
+        ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %).", lambda d: util),
+        ("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB).", lambda d: 40960),
+        ("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB).", lambda d: 40000),
+        ("DCGM_FI_DEV_FB_RESERVED", "Framebuffer memory reserved (in MiB).", lambda d: 595),
+        ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C).", lambda d: 61),
+        ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W).", lambda d: 650.5),
+        ("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz).", lambda d: 1980),
+    ):
+        lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
+        for d in devices:
+            labels = (
+                f'gpu="{d["index"]}",UUID="{d["uuid"]}",pci_bus_id="{d["pci_bus_id"]}",device="nvidia{d["index"]}",'
+                f'modelName="{d["name"]}",Hostname="{hostname}",DCGM_FI_DRIVER_VERSION="{d["driver_version"]}"'
+            )
+            lines.append(f"{name}{{{labels}}} {value(d)}")
+    return "\n".join(lines) + "\n"

@@ -86,3 +86,34 @@ def test_node_exporter_serves_the_textfiles(tmp_path, no_vendor_libs):
     info = [s for s in samples if s.name == "gpudash_device_info"]
     assert len(info) == 9 and {s.labels["vendor"] for s in info} == {"nvidia", "cpu"}
     assert not [s for s in samples if s.name == "gpudash_device_utilization_ratio"]  # batch results only
+
+
+def test_fleet_reads_prometheus_with_a_dead_target_and_history(tmp_path, capsys):
+    from servers import dcgm_page, exposition_server, free_port
+
+    mi300x = REPO / "examples" / "snapshots" / "mi300x.json"
+    dead = f"127.0.0.1:{free_port()}"
+    with (
+        gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _),
+        gpudash_serve("--replay", str(mi300x), "--hostname", "node-b") as (b, _),
+        exposition_server(dcgm_page(DGX, "node-a", util=75.0)) as (dcgm, _),
+        prometheus(tmp_path, [target(a), target(b), target(dcgm), dead]) as base,
+    ):
+        wait_query(base, 'up{job="gpudash"} == 1', want=3)
+        wait_query(base, "DCGM_FI_DEV_GPU_UTIL", want=8)
+        wait_query(base, f'up{{instance="{dead}"}} == 0', want=1)  # Prometheus has tried the dead one
+        assert main(["fleet", "--prometheus", base, "--json"]) == 1  # the dead target makes it unhealthy
+        doc = json.loads(capsys.readouterr().out)
+        hosts = {h["host"]: h for h in doc["hosts"]}
+        assert doc["source"] == {"kind": "prometheus", "url": base}
+        assert hosts["node-a"]["status"] == "up" and len(hosts["node-a"]["devices"]) == 8
+        gpu = hosts["node-a"]["devices"][0]
+        assert sorted(gpu["sources"]) == ["dcgm", "gpudash"] and gpu["utilization_ratio"] == 0.75
+        assert gpu["amp_dtype"] == "bfloat16"
+        assert hosts["node-b"]["devices"][0]["name"] == "AMD Instinct MI300X"
+        assert hosts["127.0.0.1"]["status"] == "unreachable"
+        assert "connection refused" in hosts["127.0.0.1"]["error"]
+        assert main(["fleet", "--prometheus", base, "--host", "node-a"]) == 0
+        detail = capsys.readouterr().out
+        assert detail.startswith("node-a: up (replayed)")
+        assert "nvidia:0 utilisation, last" in detail and "(min 75%, max 75%)" in detail  # from query_range

@@ -22,6 +22,7 @@ COMMANDS = {
     "snapshot": "snapshot_cmd",
     "plugins": "plugins_cmd",
     "serve": "serve_cmd",
+    "fleet": "fleet_cmd",
     "tui": "tui_cmd",
 }
 
