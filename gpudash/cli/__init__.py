@@ -23,6 +23,7 @@ COMMANDS = {
     "plugins": "plugins_cmd",
     "serve": "serve_cmd",
     "fleet": "fleet_cmd",
+    "preflight": "preflight_cmd",
     "tui": "tui_cmd",
 }
 
