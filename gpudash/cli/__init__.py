@@ -83,10 +83,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         args.command = "tui"
         args.func = importlib.import_module("gpudash.cli.tui_cmd").run
+    from gpudash.cli import needs_torch
     from gpudash.cli.context import Context
 
     try:
         ctx = Context(args)
+        needs_torch.check(args, ctx.config)  # the light install: one line and exit 3, before any work
         return int(args.func(ctx) or 0)
     except GpudashError as exc:
         print(f"gpudash: error: {exc}", file=sys.stderr)
