@@ -180,7 +180,7 @@ def test_remembered_probe_bench_and_checks_become_metrics(remembered_cpu):
     text = scrape(registry)
     verified = {s.labels["precision"]: s.value for s in named(text, "gpudash_precision_verified")}
     assert verified == {"fp32": 1.0, "bf16": 0.0}
-    assert by(text, "gpudash_precision_verdict_info", precision="bf16")[0].labels["verdict"] == "failed"
+    assert by(text, "gpudash_precision_verified", precision="bf16")[0].labels["verdict"] == "failed"
     probed = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc).timestamp()
     assert named(text, "gpudash_probe_timestamp_seconds")[0].value == probed
     flops = {s.labels["precision"]: s.value for s in named(text, "gpudash_bench_matmul_flops_per_second")}

@@ -170,3 +170,20 @@ def test_bad_fleet_options_give_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_label_sets_are_parsed_by_prometheus_client_once_and_exactly():
+    from gpudash.fleet.exposition import LabelCache, parse
+
+    cache = LabelCache(limit=2)
+    tricky = 'gpudash_device_info{device_key="cpu:0",name="odd } name \\"quoted\\" \\\\ back"} 1 1700000000000\n'
+    plain = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 97\nDCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1"} +Inf\n'
+    ((name, labels, value),) = parse(tricky, cache=cache)
+    assert (name, value) == ("gpudash_device_info", 1.0)
+    assert labels == {"device_key": "cpu:0", "name": 'odd } name "quoted" \\ back'}
+    util, temp = parse(plain, cache=cache)
+    assert util[1] is temp[1] and util[2] == 97.0 and temp[2] == float("inf")  # one label set, parsed once
+    with pytest.raises(ValueError):
+        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0 97\n', cache=LabelCache())
+    with pytest.raises(ValueError):
+        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0"}\n', cache=LabelCache())

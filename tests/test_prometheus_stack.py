@@ -102,6 +102,15 @@ def test_fleet_reads_prometheus_with_a_dead_target_and_history(tmp_path, capsys)
         wait_query(base, 'up{job="gpudash"} == 1', want=3)
         wait_query(base, "DCGM_FI_DEV_GPU_UTIL", want=8)
         wait_query(base, f'up{{instance="{dead}"}} == 0', want=1)  # Prometheus has tried the dead one
+        # docs/fleet.md's join: dcgm-exporter's utilisation with gpudash's recommended dtype, on UUID.
+        joined = query(base, "DCGM_FI_DEV_GPU_UTIL * on(UUID) group_left(amp_dtype) gpudash_recommendation_info")
+        assert len(joined) == 8 and {r["metric"]["amp_dtype"] for r in joined} == {"bfloat16"}
+        assert {r["value"][1] for r in joined} == {"75"}
+        native = query(
+            base,
+            'DCGM_FI_DEV_GPU_TEMP * on(UUID) group_left() (gpudash_precision_spec_native{precision="fp8_e4m3"} == 1)',
+        )
+        assert len(native) == 8 and all(r["metric"]["Hostname"] == "node-a" for r in native)
         assert main(["fleet", "--prometheus", base, "--json"]) == 1  # the dead target makes it unhealthy
         doc = json.loads(capsys.readouterr().out)
         hosts = {h["host"]: h for h in doc["hosts"]}

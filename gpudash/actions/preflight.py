@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from gpudash.models import now_iso
@@ -59,19 +60,20 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
 
     started = time.monotonic()
     machine, device, result = prepare(world, options.device)
-    work = {
-        "precisions": options.precisions,
-        "timeout_s": options.timeout_s,
-        "checks": options.checks,
-        "plugin_dirs": options.plugin_dirs,
-    }
+    work = partial(
+        check_device,
+        precisions=options.precisions,
+        timeout_s=options.timeout_s,
+        checks=options.checks,
+        plugin_dirs=options.plugin_dirs,
+    )
     if not world.distributed:
         try:
-            check_device(machine, device, result, **work)
+            work(machine, device, result)
         finally:
             machine.close()
-        doc = report(world, None, [result])
-        return doc, OK if doc["ok"] else FAILED
+        alone = report(world, None, [result])
+        return alone, OK if alone["ok"] else FAILED
 
     from gpudash.preflight.collective import Group, backend_for
 
@@ -81,13 +83,14 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
         what = result["device"]["key"] if result["device"] else "no device"
         _say(world, f"joined ({world.launcher}, {backend}); checking {what}")
         try:
-            check_device(machine, device, result, **work)
+            work(machine, device, result)
         finally:
             machine.close()
         result["collective"] = group.all_reduce_check(result["device"])
         _say(world, f"done in {time.monotonic() - started:.1f} s")
         gathered = group.gather(result)
-        doc, code = None, None
+        doc: dict[str, Any] | None = None
+        code: int | None = None
         if gathered is not None:  # rank 0
             doc = report(world, backend, gathered)
             code = OK if doc["ok"] else FAILED

@@ -54,9 +54,6 @@ def newest_bandwidth(runs: list[dict[str, Any]], device: DeviceInfo) -> tuple[li
 
 def families(scrape: Scrape) -> list[Family]:
     best = Family("gpudash_bench_matmul_flops_per_second", "Best measured matmul throughput, FLOP/s (int8: op/s)")
-    median = Family(
-        "gpudash_bench_matmul_median_flops_per_second", "Median matmul throughput over the measured shapes, FLOP/s"
-    )
     efficiency = Family(
         "gpudash_bench_matmul_efficiency_ratio", "Best measured throughput over the theoretical peak (0-1)"
     )
@@ -69,9 +66,7 @@ def families(scrape: Scrape) -> list[Family]:
     for device in scrape.devices:
         for precision, (result, entry) in newest_by_precision(runs, device).items():
             labels = scrape.with_labels(device, precision=precision)
-            best.add(labels, _number(result.get("measured_gflops")) * GIGA)
-            gflops = _number((entry.get("median_gflops_by_precision") or {}).get(precision))
-            median.add(labels, None if gflops is None else gflops * GIGA)
+            best.add(labels, float(result["measured_gflops"]) * GIGA)  # newest_by_precision checked it
             efficiency.add(labels, _number(result.get("efficiency")))
             speedup.add(labels, _number(result.get("speedup_vs_fp32")))
             when.add(labels, epoch_seconds(entry.get("measured_at")))
@@ -82,4 +77,4 @@ def families(scrape: Scrape) -> list[Family]:
                 bandwidth.add(
                     scrape.with_labels(device, op=item.get("op") or ""), None if gbps is None else gbps * GIGA
                 )
-    return [best, median, efficiency, speedup, bandwidth, when]
+    return [best, efficiency, speedup, bandwidth, when]

@@ -33,6 +33,8 @@ class GpudashCollector:
         self.remembered = RememberedResults(machine)
         self._decided: dict[str, dict[str, Any]] = {}
         self._decided_for: tuple | None = None
+        self._batch: list[Family] = []
+        self._batch_for: tuple | None = None
         self._lock = threading.Lock()  # scrapes arrive on the server's threads; one collects at a time
 
     def _scrape(self, results: Results) -> Scrape:
@@ -52,10 +54,13 @@ class GpudashCollector:
     def families(self) -> list[Family]:
         with self._lock:
             scrape = self._scrape(self.remembered.current())
-            out: list[Family] = []
-            for module in BATCH_MODULES:
-                out += module.families(scrape)
-            out += recommendation.families(scrape, self._recommendations(scrape))
+            if self._batch_for != self.remembered.signature:  # rebuilt only when a result on disk changed
+                batch: list[Family] = []
+                for module in BATCH_MODULES:
+                    batch += module.families(scrape)
+                batch += recommendation.families(scrape, self._recommendations(scrape))
+                self._batch, self._batch_for = batch, self.remembered.signature
+            out = list(self._batch)
             if self.telemetry:
                 out += telemetry.families(scrape)
         return out

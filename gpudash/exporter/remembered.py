@@ -80,7 +80,7 @@ def _single(record: dict) -> list[dict]:
     return [record["data"]] if isinstance(record.get("data"), dict) else []
 
 
-def _checks(record: dict) -> tuple[str, list[dict]]:
+def _checks(record: dict) -> tuple[str | None, list[dict]]:
     checks = record["data"]["checks"]
     return record.get("saved_at"), [c for c in checks if isinstance(c, dict)]
 
@@ -102,7 +102,7 @@ class RememberedResults:
         read = {name: f.read() for name, f in self._files.items()}
         signature = tuple(stamp for stamp, _ in read.values())
         if signature != self.signature:
-            checks = read["checks"][1] or (None, [])
+            checks: tuple[str | None, list[dict]] = read["checks"][1] or (None, [])
             self._results = Results(
                 probes=read["probe"][1] or {},
                 bench_runs=(read["history"][1] or []) + (read["bench"][1] or []),

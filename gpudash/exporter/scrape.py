@@ -23,4 +23,6 @@ class Scrape:
 
     def with_labels(self, device: DeviceInfo | str, **extra: object) -> dict[str, str]:
         key = device if isinstance(device, str) else device.key
-        return {**self.labels.get(key, {"hostname": self.hostname, "device_key": key}), **extra}
+        labels = dict(self.labels.get(key, {"hostname": self.hostname, "device_key": key}))
+        labels.update({k: str(v) for k, v in extra.items()})
+        return labels

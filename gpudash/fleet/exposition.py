@@ -1,8 +1,10 @@
 """The Prometheus text format, read with prometheus_client's parser, and the devices it describes.
 
 Exporters publish far more than the fleet shows (dcgm-exporter ~200 samples per 8-GPU node), and the parser
-costs tens of microseconds a sample, so lines of unwanted series are dropped before parsing: a string
-split per line instead of a full parse.
+costs tens of microseconds a sample, most of it reading the label set, so two things keep a round cheap:
+lines of unwanted series are dropped by a string split before any parsing, and a label set (`{...}`) is
+parsed by prometheus_client the first time it is seen and then looked up, since a host sends the same label
+sets every round (LabelCache, bounded).
 """
 
 from __future__ import annotations
@@ -33,13 +35,47 @@ def wanted_lines(text: str, wanted: frozenset[str] = WANTED) -> str:
     return "\n".join(line for line in text.splitlines() if line and _series_name(line) in wanted) + "\n"
 
 
-def parse(text: str, wanted: frozenset[str] = WANTED) -> list[Sample]:
+class LabelCache:
+    """Label sets already parsed, by their text; cleared when it holds `limit` of them (memory stays flat)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._seen: dict[str, dict[str, str]] = {}
+
+    def labels(self, line: str, block: str) -> dict[str, str]:
+        found = self._seen.get(block)
+        if found is None:
+            families = list(text_string_to_metric_families(line + "\n"))
+            if not families or not families[0].samples:
+                raise ValueError(f"unreadable sample line: {line[:120]!r}")
+            found = dict(families[0].samples[0].labels)
+            if len(self._seen) >= self.limit:
+                self._seen.clear()
+            self._seen[block] = found
+        return found
+
+
+def parse(text: str, wanted: frozenset[str] = WANTED, cache: LabelCache | None = None) -> list[Sample]:
     """(name, labels, value) of the wanted series; raises ValueError on a malformed exposition."""
+    cache = cache if cache is not None else LabelCache()
     out: list[Sample] = []
-    for family in text_string_to_metric_families(wanted_lines(text, wanted)):
-        for s in family.samples:
-            if s.name in wanted:
-                out.append((s.name, s.labels, s.value))
+    for line in text.splitlines():
+        if not line or line[0] == "#":
+            continue
+        name = _series_name(line)
+        if name not in wanted:
+            continue
+        if line[len(name) : len(name) + 1] == "{":
+            head, brace, rest = line.rpartition("}")  # values and timestamps hold no "}": this ends the labels
+            if not brace:
+                raise ValueError(f"unclosed label set: {line[:120]!r}")
+            labels = cache.labels(line, head[len(name) :])
+        else:
+            labels, rest = {}, line[len(name) :]
+        fields = rest.split()
+        if not fields:
+            raise ValueError(f"sample without a value: {line[:120]!r}")
+        out.append((name, labels, float(fields[0])))
     return out
 
 

@@ -17,6 +17,7 @@ import time
 import urllib.parse
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from functools import partial
 
 from gpudash.fleet import exposition
 from gpudash.fleet.fetch import FetchError, get
@@ -62,6 +63,7 @@ class Scraper:
         self.timeout_s, self.stale_after_s, self.ca_file = timeout_s, stale_after_s, ca_file
         self._endpoints = [_Endpoint(t) for t in targets]
         self._pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(targets))), thread_name_prefix="fleet")
+        self._labels = exposition.LabelCache()
         self._lock = threading.RLock()  # a future already done runs its callback inline, under the lock
 
     def close(self) -> None:
@@ -72,7 +74,7 @@ class Scraper:
         # A request may outlive its round (it is dropped from the round, not cancelled) but not a second one.
         text = get(url, REQUEST_ROUNDS * self.timeout_s, self.ca_file, accept="text/plain;version=0.0.4")
         try:
-            return exposition.parse(text, WANTED if batch else LIVE_WANTED)
+            return exposition.parse(text, WANTED if batch else LIVE_WANTED, self._labels)
         except ValueError as exc:
             raise FetchError(f"not a Prometheus metrics page ({exc})") from None
 
@@ -100,7 +102,7 @@ class Scraper:
                 batch = endpoint.batch_at is None or started - endpoint.batch_at >= BATCH_EVERY_S
                 future = self._pool.submit(self._fetch, endpoint, batch)
                 endpoint.busy = future
-                future.add_done_callback(lambda f, e=endpoint, b=batch: self._landed(e, b, f))
+                future.add_done_callback(partial(self._landed, endpoint, batch))
                 sent.append(future)
         wait(sent, timeout=self.timeout_s)
         with self._lock:
@@ -116,6 +118,7 @@ class Scraper:
         )
 
     def _status(self, endpoint: _Endpoint, now: float, dropped: bool) -> tuple[str, str | None]:
+        error: str | None
         if dropped:
             error = f"no answer within {self.timeout_s:g} s (dropped from this round)"
         else:

@@ -54,7 +54,9 @@ class FleetView(Vertical):
         self.fleet: FleetRound | None = None
         self.focus_host: str | None = None
         self._history: Any = None
-        self._row_hosts: dict[str, str] = {}
+        self._row_hosts: dict[str, str] = {}  # row key -> host name
+        self._cells: dict[str, tuple] = {}  # row key -> the cells shown
+        self._row_keys: list = []  # the table's own row keys, in order
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
@@ -148,24 +150,40 @@ class FleetView(Vertical):
             self.query_one("#fleet-detail", Static).update(f"{self.focus_host}: not in the fleet this round")
 
     def _fill_table(self, fleet: FleetRound, hosts: list[Host]) -> None:
+        """Rows in place: when the same rows come back (the usual round) only the cells whose text changed
+        are updated; a host appearing, leaving or changing its devices rebuilds the table."""
         from gpudash.render.fleet import device_cells, status_word
 
-        table = self.query_one(DataTable)
-        cursor = table.cursor_row
-        table.clear()
-        self._row_hosts = {}
+        wanted: dict[str, tuple] = {}
         for host in hosts:
             status = Text(status_word(host), style=STATUS_STYLE.get(host.status, ""))
-            cells = [device_cells(d) for d in host.devices] or [["–", host.error or "no devices", *[""] * 6]]
-            for i, row in enumerate(cells):
-                key = f"{host.name}\t{i}"
-                self._row_hosts[key] = host.name
-                table.add_row(host.name if i == 0 else "", status if i == 0 else "", *row, key=key)
-        if table.row_count:
-            table.move_cursor(row=min(cursor, table.row_count - 1))
+            rows = [(d.id, device_cells(d)) for d in host.devices] or [
+                ("-", ["–", host.error or "no devices", *[""] * 6])
+            ]
+            for i, (device_id, row) in enumerate(rows):
+                self._row_hosts[f"{host.name}\t{device_id}"] = host.name
+                wanted[f"{host.name}\t{device_id}"] = (host.name if i == 0 else "", status if i == 0 else "", *row)
+        table = self.query_one(DataTable)
+        if list(wanted) != list(self._cells):
+            cursor = table.cursor_row
+            table.clear()
+            table.add_rows(list(wanted.values()))
+            self._row_keys = [row.key for row in table.ordered_rows]
+            self._row_hosts = {k: v for k, v in self._row_hosts.items() if k in wanted}
+            if table.row_count:
+                table.move_cursor(row=min(cursor, table.row_count - 1))
+        else:
+            columns = [c.key for c in table.ordered_columns]
+            for key, row_key in zip(wanted, self._row_keys):
+                before = self._cells[key]
+                for column, (old, new) in enumerate(zip(before, wanted[key])):
+                    if str(old) != str(new) or (isinstance(new, Text) and new.style != getattr(old, "style", None)):
+                        table.update_cell(row_key, columns[column], new)
+        self._cells = wanted
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        name = self._row_hosts.get(str(event.row_key.value))
+        index = self._row_keys.index(event.row_key) if event.row_key in self._row_keys else -1
+        name = self._row_hosts.get(list(self._cells)[index]) if index >= 0 else None
         if name is None or self.fleet is None:
             return
         self.focus_host = name
