@@ -75,6 +75,16 @@ def _factory(value: str) -> str | None:
     return None if value == "" or re.fullmatch(r"[\w.]+:\w+", value) else "expected 'module:function' or ''"
 
 
+def _listen(value: str) -> str | None:
+    host, sep, port = value.rpartition(":")
+    ok = value.isdigit() or (sep and host and port.isdigit() and int(port) <= 65535)
+    return None if ok else "expected 'HOST:PORT', e.g. '127.0.0.1:9483'"
+
+
+def _url(value: str) -> str | None:
+    return None if value == "" or re.match(r"https?://[^/\s]+", value) else "expected an http(s):// URL or ''"
+
+
 # Section "" holds top-level keys.
 SCHEMA: dict[str, dict[str, Key]] = {
     "": {
@@ -104,6 +114,21 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "web": {
         "max_sessions": Key(4, int, 1, 64),
+    },
+    "serve": {
+        "listen": Key("127.0.0.1:9483", str, check=_listen),
+        "telemetry": Key(True, bool),
+        "tls_cert": Key("", str),
+        "tls_key": Key("", str),
+    },
+    "fleet": {
+        "prometheus": Key("", str, check=_url),
+        "hosts": Key([], list, check=_string_list),
+        "hostfile": Key("", str),
+        "interval": Key(0.0, float, 0, 3600),
+        "timeout_s": Key(4.0, float, 0.1, 60),
+        "concurrency": Key(128, int, 1, 128),
+        "history_s": Key(900, int, 60, 86400),
     },
     "model": {
         "factory": Key("", str, check=_factory),

@@ -61,7 +61,8 @@ def _path(kind: str, machine) -> Path:
 
 
 def path_of(kind: str, machine) -> Path:
-    """Where results of `kind` for `machine` are kept (for the warnings of the kinds' owners)."""
+    """Where results of `kind` for `machine` are kept (for the warnings of the kinds' owners, and readers that
+    cache by the file's modification time)."""
     return _path(kind, machine)
 
 

@@ -22,6 +22,9 @@ COMMANDS = {
     "export": "export_cmd",
     "snapshot": "snapshot_cmd",
     "plugins": "plugins_cmd",
+    "serve": "serve_cmd",
+    "fleet": "fleet_cmd",
+    "preflight": "preflight_cmd",
     "tui": "tui_cmd",
     "web": "web_cmd",
 }
@@ -95,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         args.command = "tui"
         args.func = importlib.import_module("gpudash.cli.tui_cmd").run
+    from gpudash.cli import needs_torch
     from gpudash.cli.context import Context
     from gpudash.cli.option_values import check_option_values
     from gpudash.cli.output import guarded_stdout
@@ -102,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_option_values(args)
         ctx = Context(args)
+        needs_torch.check(args, ctx.session.config)  # the light install: one line and exit 3, before any work
         if args.command == "tui":  # the dashboard draws on the terminal itself
             return int(args.func(ctx) or 0)
         with guarded_stdout():  # a full disk is one line (gpudash.cli.output), not a traceback

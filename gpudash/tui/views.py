@@ -98,4 +98,5 @@ VIEWS: list[ViewSpec] = [
         "gpudash.tui.screens.bench_view:BenchView",
         "GFLOPS per precision and size, earlier runs (R runs)",
     ),
+    ViewSpec("fleet", "Fleet", "f", "gpudash.tui.screens.fleet_view:FleetView", "many hosts' GPUs: Enter drills down"),
 ]
