@@ -43,7 +43,7 @@ def run(ctx) -> int:
 
     args = ctx.args
     spec = action.spec_from(
-        ctx.config,
+        ctx.session.config,
         prometheus=args.prometheus,
         hosts=args.hosts,
         hostfile=args.hostfile,

@@ -55,7 +55,7 @@ def run(ctx) -> int:
     from gpudash.render.preflight import text
 
     args = ctx.args
-    if ctx.replay:
+    if ctx.session.replay:
         raise UsageError("--replay: preflight checks the devices this job really runs on; a snapshot has none")
     unknown = [p for p in args.precision or () if p not in PRECISIONS]
     if unknown:
@@ -63,11 +63,11 @@ def run(ctx) -> int:
     options = preflight.Options(
         device=args.device,
         precisions=args.precision,
-        timeout_s=positive_seconds(args.timeout, "--timeout", ctx.config["probe"]["timeout_s"]),
+        timeout_s=positive_seconds(args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"]),
         checks=not args.no_checks,
         backend=args.backend,
         wait_s=positive_seconds(args.wait, "--wait", 1800.0),
-        plugin_dirs=ctx.plugin_dirs,
+        plugin_dirs=ctx.session.plugin_dirs,
     )
     world = detect()
     doc, code = preflight.run(world, options)

@@ -46,10 +46,10 @@ def add_parser(subparsers, parents) -> None:
 def run(ctx) -> int:
     from gpudash.actions import serve
 
-    args, conf = ctx.args, ctx.config["serve"]
-    machine = ctx.machine(include_torch=False)
+    args, conf = ctx.args, ctx.session.config["serve"]
+    machine = ctx.session.machine(include_torch=False)
     if args.textfile:
-        serve.write_textfile(machine, ctx.config, args.textfile, hostname=args.hostname)
+        serve.write_textfile(machine, ctx.session.config, args.textfile, hostname=args.hostname)
         print(f"gpudash: wrote {args.textfile} ({machine.label})", file=sys.stderr)
         return 0
     listen = serve.parse_listen(args.listen or conf["listen"], "--listen" if args.listen else "serve.listen")
@@ -71,6 +71,8 @@ def run(ctx) -> int:
             flush=True,
         )
 
-    serve.serve(machine, ctx.config, listen, tls=tls, telemetry=telemetry, hostname=args.hostname, on_ready=ready)
+    serve.serve(
+        machine, ctx.session.config, listen, tls=tls, telemetry=telemetry, hostname=args.hostname, on_ready=ready
+    )
     print("gpudash: stopped serving", file=sys.stderr)
     return 0

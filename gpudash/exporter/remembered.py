@@ -15,12 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from gpudash import store
-from gpudash.measure.probe.store import STORE_KIND as PROBE_KIND
+from gpudash.measure.bench.store import BENCH_HISTORY_KIND
+from gpudash.measure.probe.store import PROBE_KIND
 from gpudash.measure.schema import PrecisionCapabilityMatrix
-from gpudash.plugin_manager.remembered import STORE_KIND as CHECKS_KIND
-
-BENCH_HISTORY_KIND = "bench-history"
-BENCH_KIND = "bench"
+from gpudash.plugin_manager.remembered import CHECKS_KIND
 
 
 def epoch_seconds(iso: object) -> float | None:
@@ -76,10 +74,6 @@ def _history(record: dict) -> list[dict]:
     return [r["data"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("data"), dict)]
 
 
-def _single(record: dict) -> list[dict]:
-    return [record["data"]] if isinstance(record.get("data"), dict) else []
-
-
 def _checks(record: dict) -> tuple[str | None, list[dict]]:
     checks = record["data"]["checks"]
     return record.get("saved_at"), [c for c in checks if isinstance(c, dict)]
@@ -92,7 +86,6 @@ class RememberedResults:
         self._files = {
             "probe": _CachedFile(store.path_of(PROBE_KIND, machine), _probes),
             "history": _CachedFile(store.path_of(BENCH_HISTORY_KIND, machine), _history),
-            "bench": _CachedFile(store.path_of(BENCH_KIND, machine), _single),
             "checks": _CachedFile(store.path_of(CHECKS_KIND, machine), _checks),
         }
         self.signature: tuple = ()
@@ -105,7 +98,7 @@ class RememberedResults:
             checks: tuple[str | None, list[dict]] = read["checks"][1] or (None, [])
             self._results = Results(
                 probes=read["probe"][1] or {},
-                bench_runs=(read["history"][1] or []) + (read["bench"][1] or []),
+                bench_runs=read["history"][1] or [],
                 checks=checks[1],
                 checks_saved_at=checks[0],
             )

@@ -12,7 +12,7 @@ from typing import Any
 from gpudash import store
 from gpudash.models import now_iso, to_dict
 
-STORE_KIND = "checks"
+CHECKS_KIND = "checks"
 CHECKS_VERSION = 1
 
 
@@ -25,12 +25,12 @@ def remember_checks(machine, results: Iterable[Any]) -> Any:
     previous = remembered_checks(machine)
     kept = [r for r in (previous[1] if previous else []) if r.get("device") not in checked]
     stamped = [{**r, "checked_at": now_iso()} for r in fresh]
-    return store.save(STORE_KIND, machine, {"version": CHECKS_VERSION, "checks": kept + stamped})
+    return store.save(CHECKS_KIND, machine, {"version": CHECKS_VERSION, "checks": kept + stamped})
 
 
 def remembered_checks(machine) -> tuple[str, list[dict[str, Any]]] | None:
     """(saved_at, [check result dicts, each with its `checked_at`]) or None when nothing valid was saved."""
-    record = store.load(STORE_KIND, machine)
+    record = store.load(CHECKS_KIND, machine)
     if record is None:
         return None
     saved_at, data = record

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gpudash import formatting as fmt
+from gpudash.render import formatting as fmt
 from gpudash.fleet.model import FleetRound, Host
 
 SPARK = "▁▂▃▄▅▆▇█"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudash import formatting as fmt
+from gpudash.render import formatting as fmt
 from gpudash.preflight.rank import works
 from gpudash.preflight.verdict import rank_list
 
