@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from gpudash.render import formatting as fmt
 from gpudash.fleet.model import FleetRound, Host
+from gpudash.render import formatting as fmt
 
 SPARK = "▁▂▃▄▅▆▇█"
 

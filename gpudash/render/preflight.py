@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudash.render import formatting as fmt
 from gpudash.preflight.rank import works
 from gpudash.preflight.verdict import rank_list
+from gpudash.render import formatting as fmt
 
 MARK = {True: "✓", False: "✗", None: "–"}
 
