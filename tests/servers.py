@@ -180,6 +180,12 @@ def exposition_server(pages, delay_s: float = 0.0) -> Iterator[tuple[str, dict]]
             try:
                 time.sleep(delay_s)
                 body = (pages(self.path) if callable(pages) else pages).encode()
+            finally:
+                # Counted until the answer leaves: the client cannot send its next request before that, so
+                # the count never includes this handler's own teardown.
+                with lock:
+                    stats["in_flight"] -= 1
+            try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))
@@ -187,9 +193,6 @@ def exposition_server(pages, delay_s: float = 0.0) -> Iterator[tuple[str, dict]]
                 self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
                 pass
-            finally:
-                with lock:
-                    stats["in_flight"] -= 1
 
         def log_message(self, *args):
             pass

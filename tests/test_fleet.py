@@ -187,3 +187,10 @@ def test_label_sets_are_parsed_by_prometheus_client_once_and_exactly():
         parse('DCGM_FI_DEV_GPU_UTIL{gpu="0 97\n', cache=LabelCache())
     with pytest.raises(ValueError):
         parse('DCGM_FI_DEV_GPU_UTIL{gpu="0"}\n', cache=LabelCache())
+
+
+def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_1(capsys):
+    url = f"http://127.0.0.1:{free_port()}"
+    assert main(["fleet", "--prometheus", url, "--timeout", "2"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"gpudash: error: Prometheus at {url}: connection refused"

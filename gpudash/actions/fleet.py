@@ -121,26 +121,35 @@ def healthy(fleet: FleetRound) -> bool:
 
 
 class UtilisationHistory:
-    """What a scraping view remembers between rounds: each device's utilisation, a bounded ring per device
-    (memory stays flat however long the view runs; devices that disappear are forgotten)."""
+    """What a scraping view remembers between rounds: each device's utilisation over the last `points` rounds
+    of its host. Percentages are kept as small ints (Python shares those objects) and the round times once per
+    host, so 128 hosts x 8 GPUs x 120 rounds hold about 1.5 MB; hosts that leave the fleet are forgotten."""
 
     def __init__(self, points: int = 120) -> None:
         self.points = points
-        self._series: dict[tuple[str, str], deque[tuple[float, float]]] = {}
+        self._times: dict[str, deque[float]] = {}
+        self._series: dict[tuple[str, str], deque[int | None]] = {}
 
     def record(self, fleet: FleetRound) -> None:
         for host in fleet.hosts:
             if host.status != UP:
                 continue
+            self._times.setdefault(host.name, deque(maxlen=self.points)).append(fleet.started)
             for device in host.devices:
-                if device.utilization_ratio is not None:
-                    ring = self._series.setdefault((host.name, device.id), deque(maxlen=self.points))
-                    ring.append((fleet.started, device.utilization_ratio))
+                ring = self._series.setdefault((host.name, device.id), deque(maxlen=self.points))
+                u = device.utilization_ratio
+                ring.append(None if u is None else round(u * 100))
         present = {h.name for h in fleet.hosts}
+        for name in [n for n in self._times if n not in present]:
+            del self._times[name]
         for key in [k for k in self._series if k[0] not in present]:
             del self._series[key]
 
     def fill(self, host: Host) -> None:
+        times = list(self._times.get(host.name, ()))
         for device in host.devices:
-            if not device.history:
-                device.history = list(self._series.get((host.name, device.id), ()))
+            if device.history:
+                continue
+            values = list(self._series.get((host.name, device.id), ()))
+            pairs = zip(times[len(times) - len(values) :], values)  # a device seen later: the newest rounds
+            device.history = [(t, v / 100) for t, v in pairs if v is not None]
