@@ -18,8 +18,10 @@ class Session:
         replay: str | None = None,
         plugin_dirs: Sequence[str] = (),
         machine: Machine | None = None,
+        readonly: bool = False,
     ) -> None:
         self.config = config
+        self.readonly = readonly  # nothing on the machine is changed (no process is signalled)
         self.replay = replay  # a snapshot file to behave as; None: this machine (or GPUDASH_REPLAY)
         self.extra_plugin_dirs = list(plugin_dirs)  # named by the user for this run, besides the config's
         self._machine = machine
