@@ -137,6 +137,20 @@ async def test_a_lost_gpu_says_lost_with_the_drivers_reason():
         assert table.cells_of("status")[1].plain.strip().startswith("lost: GpuIsLost")
 
 
+async def test_a_reading_that_failed_says_why_in_one_line():
+    gpu = DeviceInfo(vendor="nvidia", index=0, name="NVIDIA L4", compute_capability="8.9", sources=["nvml"])
+
+    def broken() -> Sample:
+        raise TimeoutError("driver call timed out after 2 s (nvmlDeviceGetPowerUsage)")
+
+    machine = Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[gpu], samplers={gpu.key: broken})
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(pilot, app)
+        assert "GPU 0: sampling failed: driver call timed out after 2 s" in screen_text(app)
+        assert app.is_running
+
+
 # The process panel -----------------------------------------------------------------------------
 
 

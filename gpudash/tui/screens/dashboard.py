@@ -118,13 +118,19 @@ class DashboardView(Vertical):
             self._fit_heights()
 
     def _show_alerts(self, samples: dict[str, Sample]) -> None:
-        """One line naming lost GPUs and why: the row has room for the reason code only."""
+        """One line naming lost GPUs, and devices whose whole reading failed (a hung driver call, say), with
+        the reason: their rows have room for "LOST" or "n/a" only."""
         table = self.device_table
         lost = []
         for device in table.devices:
-            status, reason = device_status(device, samples.get(device.key))
+            sample = samples.get(device.key)
+            status, reason = device_status(device, sample)
+            kind = "CPU" if device.vendor == "cpu" else "GPU"
+            label = f"{kind} {table.labels.get(device.key, device.index)}"
             if status == LOST:
-                lost.append(f"GPU {table.labels.get(device.key, device.index)} lost: {reason}")
+                lost.append(f"{label} lost: {reason}")
+            elif sample is not None and sample.unavailable.get("all"):
+                lost.append(f"{label}: {sample.unavailable['all']}")
         text = " · ".join(lost)
         if text != self._alerts:  # unchanged: no repaint, no relayout
             self._alerts = text
