@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -14,7 +14,23 @@ from gpudash.render import monitor
 from gpudash.render import processes as proc_text
 
 if TYPE_CHECKING:
-    from gpudash.tui.app import GpudashApp
+    from gpudash.actions.session import Session
+    from gpudash.devices import Machine
+    from gpudash.tui.views import ViewSpec
+
+
+class GpudashApp(Protocol):
+    """What the palette uses of the app (a protocol, so this module never imports the app that imports it)."""
+
+    session: Session
+    machine: Machine
+    views: list[ViewSpec]
+
+    def action_help(self) -> None: ...
+    def action_toggle_pause(self) -> None: ...
+    def action_show_view(self, view_id: str) -> None: ...
+    async def run_view_action(self, view_id: str, action: str) -> None: ...
+
 
 Command = tuple[str, Callable[[], Any], str]  # (what the palette shows, what it runs, help line)
 
