@@ -24,9 +24,9 @@ from gpudash.errors import GpudashError, UsageError
 from gpudash.fileio import atomic_write_text
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.recommend import Facts, Settings, decisions, recommend
-from gpudash.recommend.facts import BatchTrial, ModelMemory, check_as_dict
+from gpudash.recommend.facts import BatchTrial, check_as_dict
 from gpudash.recommend.machine_facts import add_remembered, machine_facts
-from gpudash.recommend.model_spec import analytic_memory, describe, model_spec
+from gpudash.recommend.model_spec import analytic_memory, describe, model_spec, traced_memory
 from gpudash.render.export import render
 
 if TYPE_CHECKING:
@@ -200,27 +200,11 @@ def _memory(machine: Machine, device: DeviceInfo, facts: Facts, status: Status) 
             return
         facts.not_run["batch trials"] = f"{res.status}: {res.error}; estimating instead"
     status("tracing the model's memory on the CPU")
-    res = run_one(
-        Task(
-            "gpudash.recommend.memory_task:trace_memory",
-            {"spec": spec, "dtype": dtype},
-            timeout_s=MEMORY_TIMEOUT_S,
-            name="memory trace",
-        )
-    )
-    if res.ok:
-        v = res.value
-        facts.model_memory = ModelMemory(
-            describe(spec),
-            v["param_count"],
-            v["activation_bytes_per_sample"],
-            v["dtype"],
-            "traced",
-            "measured",
-            v["fixed_bytes"],
-        )
+    traced, why = traced_memory(spec, dtype, MEMORY_TIMEOUT_S)
+    if traced is not None:
+        facts.model_memory = traced
         return
-    _formula(facts, spec, dtype, f"the memory trace failed ({res.status}: {res.error})")
+    _formula(facts, spec, dtype, why)
 
 
 def _formula(facts: Facts, spec: dict, dtype: str, why: str) -> None:

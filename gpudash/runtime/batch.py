@@ -34,33 +34,13 @@ class BatchPlan:
 
 
 def _model_memory(facts: Any, spec: dict[str, Any], dtype: str, trace: bool) -> None:
-    from gpudash.recommend.facts import ModelMemory
-    from gpudash.recommend.model_spec import analytic_memory, describe
+    from gpudash.recommend.model_spec import analytic_memory, traced_memory
 
     if trace:
-        from gpudash.measure.runner import Task, run_one
-
-        res = run_one(
-            Task(
-                "gpudash.recommend.memory_task:trace_memory",
-                {"spec": spec, "dtype": dtype},
-                timeout_s=TRACE_TIMEOUT_S,
-                name="memory trace",
-            )
-        )
-        if res.ok:
-            v = res.value
-            facts.model_memory = ModelMemory(
-                describe(spec),
-                v["param_count"],
-                v["activation_bytes_per_sample"],
-                v["dtype"],
-                "traced",
-                "measured",
-                v["fixed_bytes"],
-            )
+        traced, why = traced_memory(spec, dtype, TRACE_TIMEOUT_S)
+        if traced is not None:
+            facts.model_memory = traced
             return
-        why = f"the memory trace failed ({res.status}: {res.error})"
     else:
         why = "no trace asked for"
     if spec["kind"] == "reference":
