@@ -1,9 +1,11 @@
-"""Regenerate docs/screenshot.svg (and .png when rsvg-convert is installed) for the README.
+"""Regenerate docs/screenshot.svg and docs/screenshot-detail.svg (and .png when rsvg-convert is installed).
 
     python docs/screenshot.py
 
 Replays the 8-GPU example snapshot with ten minutes of its (illustrative) samples already in the history,
-so the charts are full, and saves what a 140x45 terminal shows. The PNG needs Debian's librsvg2-bin.
+so the charts are full, and saves what a 140x45 terminal shows: the dashboard (every GPU on a line, the
+MIG devices, the processes) and the detail of GPU 4 (enter on its row: card, history chart, every field).
+The PNG needs Debian's librsvg2-bin.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ SIZE = (140, 45)
 POLLS_WHILE_SHOWN = 2  # the app samples twice in the pause below; land on a busy sample of the cycle
 
 
-async def shoot(svg: Path) -> None:
+async def shoot(svg: Path, keys: tuple[str, ...] = ()) -> None:
     machine = discover(replay=str(SNAPSHOT), include_torch=False)
     app = create_app(machine)
     totals = {d.key: d.memory_total_bytes for d in machine.devices}
@@ -35,6 +37,9 @@ async def shoot(svg: Path) -> None:
         app.history.record(machine.sample_all(), totals)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(1.5)
+        for key in keys:
+            await pilot.press(key)
+        await pilot.pause(0.5)
         app.save_screenshot(str(svg))
 
 
@@ -68,7 +73,10 @@ def to_png(svg: Path, png: Path) -> bool:
     return True
 
 
+SHOTS = {"screenshot": (), "screenshot-detail": ("down", "down", "down", "down", "enter")}
+
 if __name__ == "__main__":
-    svg, png = HERE / "screenshot.svg", HERE / "screenshot.png"
-    asyncio.run(shoot(svg))
-    print(f"wrote {svg}" + (f" and {png}" if to_png(svg, png) else " (no rsvg-convert: PNG not updated)"))
+    for name, keys in SHOTS.items():
+        svg, png = HERE / f"{name}.svg", HERE / f"{name}.png"
+        asyncio.run(shoot(svg, keys))
+        print(f"wrote {svg}" + (f" and {png}" if to_png(svg, png) else " (no rsvg-convert: PNG not updated)"))

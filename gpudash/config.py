@@ -17,6 +17,7 @@ from typing import Any
 
 from gpudash.errors import UsageError
 from gpudash.fileio import read_user_file
+from gpudash.plain_text import one_line
 
 
 @dataclass(frozen=True)
@@ -32,12 +33,16 @@ class Key:
         kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
         number_ok = float in kinds and isinstance(value, int)  # 2 is fine where 2.0 is expected
         if (isinstance(value, bool) and bool not in kinds) or not (isinstance(value, kinds) or number_ok):
-            return f"expected {_kind_name(kinds)}, got {type(value).__name__} {value!r}"
+            return f"expected {_kind_name(kinds)}, got {type(value).__name__} {_shown(value)}"
         if self.choices is not None and value not in self.choices:
-            return f"expected one of {', '.join(self.choices)}, got {value!r}"
+            return f"expected one of {', '.join(self.choices)}, got {_shown(value)}"
         if self.low is not None and self.high is not None and not (self.low <= value <= self.high):
-            return f"expected a value from {_num(self.low)} to {_num(self.high)}, got {value!r}"
+            return f"expected a value from {_num(self.low)} to {_num(self.high)}, got {_shown(value)}"
         return self.check(value) if self.check else None
+
+
+def _shown(value: Any) -> str:
+    return one_line(repr(value), 80)
 
 
 def _num(x: float) -> str:
@@ -65,6 +70,16 @@ def _factory(value: str) -> str | None:
     return None if value == "" or re.fullmatch(r"[\w.]+:\w+", value) else "expected 'module:function' or ''"
 
 
+def _listen(value: str) -> str | None:
+    host, sep, port = value.rpartition(":")
+    ok = value.isdigit() or (sep and host and port.isdigit() and int(port) <= 65535)
+    return None if ok else "expected 'HOST:PORT', e.g. '127.0.0.1:9483'"
+
+
+def _url(value: str) -> str | None:
+    return None if value == "" or re.match(r"https?://[^/\s]+", value) else "expected an http(s):// URL or ''"
+
+
 # Section "" holds top-level keys.
 SCHEMA: dict[str, dict[str, Key]] = {
     "": {
@@ -78,6 +93,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "snapshot": {
         "seconds": Key(3.0, float, 0, 600),
         "interval": Key(0.5, float, 0.05, 60),
+        "redact": Key(False, bool),
     },
     "probe": {
         "timeout_s": Key(120.0, float, 1, 3600),
@@ -90,6 +106,24 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "bench": Key("quick", str, choices=("none", "quick", "full")),
         "target_effective_batch": Key(256, int, 1, 1_000_000),
         "memory_margin": Key(0.1, float, 0.0, 0.9),
+    },
+    "web": {
+        "max_sessions": Key(4, int, 1, 64),
+    },
+    "serve": {
+        "listen": Key("127.0.0.1:9483", str, check=_listen),
+        "telemetry": Key(True, bool),
+        "tls_cert": Key("", str),
+        "tls_key": Key("", str),
+    },
+    "fleet": {
+        "prometheus": Key("", str, check=_url),
+        "hosts": Key([], list, check=_string_list),
+        "hostfile": Key("", str),
+        "interval": Key(0.0, float, 0, 3600),
+        "timeout_s": Key(4.0, float, 0.1, 60),
+        "concurrency": Key(128, int, 1, 128),
+        "history_s": Key(900, int, 60, 86400),
     },
     "model": {
         "factory": Key("", str, check=_factory),
@@ -141,7 +175,7 @@ def _line_of(text: str, section: str, key: str) -> int | None:
 
 def load_config(explicit: str | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Defaults merged with the config file; bad files raise UsageError with file, key and line."""
-    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    warn = warn or (lambda msg: print(one_line(msg, 4000), file=sys.stderr))
     config = defaults()
     path = find_config(explicit)
     if path is None:
@@ -156,6 +190,8 @@ def load_config(explicit: str | None = None, warn: Callable[[str], None] | None 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UsageError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # arrays or tables nested thousands deep
+        raise UsageError(f"{path}: not valid TOML: nested too deeply") from None
     for name, value in data.items():
         if name in SCHEMA and name != "" and isinstance(value, dict):
             _apply(path, text, name, value, config[name], warn)
@@ -164,7 +200,7 @@ def load_config(explicit: str | None = None, warn: Callable[[str], None] | None 
         elif name in SCHEMA:
             raise UsageError(f"{path}: [{name}] must be a table")
         else:
-            warn(f"gpudash: warning: {path}: unknown key '{name}' ignored")
+            warn(f"gpudash: warning: {path}: unknown key '{one_line(name, 80)}' ignored")
     return config
 
 
@@ -173,7 +209,7 @@ def _apply(path: Path, text: str, section: str, values: dict, target: dict, warn
         dotted = f"{section}.{name}" if section else name
         key = SCHEMA[section].get(name)
         if key is None:
-            warn(f"gpudash: warning: {path}: unknown key '{dotted}' ignored")
+            warn(f"gpudash: warning: {path}: unknown key '{one_line(dotted, 80)}' ignored")
             continue
         problem = key.problem(value)
         if problem:

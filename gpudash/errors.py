@@ -3,7 +3,7 @@ gives, in one table (docs/cli.md and `gpudash --help` print it from here)."""
 
 # Exit codes. A finding is not an error: the command did its job and found something broken.
 EXIT_OK = 0
-EXIT_FINDINGS = 1  # `check`: a check failed or errored; `probe`: a precision the spec calls native failed
+EXIT_FINDINGS = 1  # check, probe, fleet, preflight: the command ran and found something broken
 EXIT_USAGE = 2  # a bad argument or input file: config, snapshot, profile (argparse uses 2 as well)
 EXIT_FAILED = 3  # the command could not do its job (an output it cannot write, no device to work on)
 EXIT_SIGHUP = 129  # 128 + SIGHUP: the terminal went away
@@ -12,7 +12,10 @@ EXIT_SIGTERM = 143  # 128 + SIGTERM
 
 EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "success; `info --watch` stopped with Ctrl-C"),
-    (EXIT_FINDINGS, "findings: `check` had a check fail or error; `probe` saw a precision the spec calls native fail"),
+    (
+        EXIT_FINDINGS,
+        "findings: `check` had a check fail or error; `probe` saw a precision the spec calls native fail; `fleet` found a host not up; `preflight` had a rank fail or differ",
+    ),
     (EXIT_USAGE, "bad input: an argument, the config file, a snapshot or a profile (one line names it)"),
     (EXIT_FAILED, "the command could not do its job: an output it cannot write, no device to work on"),
     (EXIT_SIGHUP, "ended by SIGHUP (the terminal closed)"),

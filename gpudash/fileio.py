@@ -12,6 +12,9 @@ Every file gpudash writes (export -o, snapshot -o, bench --save, the state store
   it would replace the link, not the file it points to), a socket, a block device, or a character device
   that is neither a terminal nor /dev/null. Nothing that was not a regular file is ever replaced.
 
+Every file gpudash reads (snapshot, profile, config, remembered results, export) goes through read_user_file:
+a regular file of at most MAX_INPUT_BYTES, opened without blocking; anything else is one line, at once.
+
 /dev/null is accepted because it is where people send output they do not want; writing to it has no effect,
 while refusing it would break `-o /dev/null` in scripts. Only its replacement (as root) was ever the danger.
 """
@@ -57,6 +60,14 @@ def write_output(path: str | os.PathLike[str], text: str) -> str:
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> bool:
     """write_output, for callers that only ask whether an existing file was replaced."""
     return write_output(path, text) == REPLACED
+
+
+def is_stdout(path: str | os.PathLike[str]) -> bool:
+    """Whether writing to `path` writes to this process's standard output ("-", /dev/stdout, /dev/fd/1...)."""
+    try:
+        return _classify(path) == _STDOUT
+    except GpudashError:
+        return False
 
 
 def check_output(path: str | os.PathLike[str], option: str) -> None:
@@ -277,14 +288,78 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def read_user_file(path: str | os.PathLike, what: str, error: type[GpudashError] = GpudashError, hint: str = "") -> str:
-    """The text of a file the user named; any problem is one line naming the file and what it was for."""
+# The largest file gpudash reads (a snapshot, a profile, a config, remembered results, an export). The biggest
+# real ones are a few MiB (a 16-GPU snapshot with minutes of samples); a bound keeps `/dev/zero` or a runaway
+# file from being read until the kernel ends gpudash.
+MAX_INPUT_BYTES = 64 * 2**20
+
+
+def read_user_file(
+    path: str | os.PathLike,
+    what: str,
+    error: type[GpudashError] = GpudashError,
+    hint: str = "",
+    limit: int | None = None,
+) -> str:
+    """The text of a file the user named; any problem is one line naming the file and what it was for.
+
+    Only a regular file is read: the path is opened without blocking (a FIFO with no writer would otherwise
+    wait forever) and checked with fstat on the open descriptor, so what is read is what was checked. A FIFO,
+    a device (/dev/zero, a terminal), a socket or a directory is refused at once; so is a file over `limit`
+    bytes (default MAX_INPUT_BYTES), which is never read into memory.
+    """
+    limit = MAX_INPUT_BYTES if limit is None else limit
     target = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        return target.read_text(encoding="utf-8")
+        fd = os.open(target, flags)
     except FileNotFoundError:
         raise error(f"{target}: {what} not found{hint}") from None
     except IsADirectoryError:
         raise error(f"{target}: is a directory ({what} expected)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise error(f"{target}: cannot read {what}: {getattr(exc, 'strerror', None) or exc}") from None
+    except OSError as exc:
+        raise error(f"{target}: cannot read {what}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise error(f"{target}: is a directory ({what} expected)")
+        if not stat.S_ISREG(st.st_mode):
+            raise error(f"{target}: is {_describe_input(st)}, not a regular file ({what} expected)")
+        if st.st_size > limit:
+            raise error(f"{target}: {what} is {st.st_size} bytes, more than the {_size(limit)} gpudash reads")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        data = _read_at_most(fd, limit)
+    except OSError as exc:
+        raise error(f"{target}: cannot read {what}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if data is None:  # it grew past the limit while being read
+        raise error(f"{target}: {what} is more than the {_size(limit)} gpudash reads")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{target}: cannot read {what}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit} bytes"
+
+
+def _read_at_most(fd: int, limit: int) -> bytes | None:
+    """Everything up to end-of-file, or None when there is more than `limit` bytes."""
+    chunks, size = [], 0
+    while chunk := os.read(fd, 1 << 20):
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _describe_input(st: os.stat_result) -> str:
+    if stat.S_ISFIFO(st.st_mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(st.st_mode):
+        return f"a character device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)})"
+    return _describe(st)

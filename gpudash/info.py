@@ -7,7 +7,7 @@ from typing import Any
 from gpudash.devices import Machine
 from gpudash.devices.fields import lost_reason
 from gpudash.knowledge import arch_for
-from gpudash.models import LOST, OK, DeviceInfo, Sample, to_dict
+from gpudash.models import LOST, OK, DeviceInfo, Sample, json_safe, to_dict
 from gpudash.precisions import PRECISIONS
 
 INFO_VERSION = 1
@@ -69,7 +69,7 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
         out["cpu_features"] = device.cpu_features
         out["logical_cores"] = device.logical_cores
     if sample is not None:
-        out["sample"] = to_dict(sample)
+        out["sample"] = json_safe(to_dict(sample))  # a replayed file may hold NaN: JSON has none
     return out
 
 

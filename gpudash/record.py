@@ -1,4 +1,10 @@
-"""Recording this machine as a snapshot file, the replay format (gpudash/contracts/snapshot.schema.json)."""
+"""Recording this machine as a snapshot file, the replay format (gpudash/contracts/snapshot.schema.json).
+
+A snapshot holds everything the knowledge tables read, for every device, so a replay answers as the machine
+itself did: names, compute capability or gfx target, SMs/CUs/cores, clocks, memory, torch's view, and for the
+CPU its ISA features, logical and physical core counts (logical_cores, multiprocessors) and the
+vendor/family/model triple the microarchitecture lookup needs (under "extra": cpu_vendor, cpu_family, cpu_model).
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,8 @@ from typing import Any
 
 from gpudash import __version__
 from gpudash.devices import Machine
-from gpudash.devices.snapshot_file import FORMAT, VERSION
-from gpudash.models import now_iso, to_dict
+from gpudash.devices.snapshot_file import FORMAT, TABLE_EXTRAS, VERSION
+from gpudash.models import json_safe, now_iso, to_dict
 
 _SKIP = {"sources", "extra"}
 
@@ -19,6 +25,9 @@ def _device_entry(device, samples: list[dict]) -> dict[str, Any]:
     torch_view = device.extra.get("torch")
     if isinstance(torch_view, dict):
         entry["torch"] = torch_view
+    table_facts = {k: str(device.extra[k]) for k in TABLE_EXTRAS if device.extra.get(k) is not None}
+    if table_facts:
+        entry["extra"] = table_facts
     entry["samples"] = samples
     return entry
 
@@ -32,7 +41,7 @@ def record(
         if i:
             sleep(interval)
         for key, sample in machine.sample_all().items():
-            per_device[key].append(to_dict(sample))
+            per_device[key].append(json_safe(to_dict(sample)))  # NaN is not JSON: null
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,

@@ -5,18 +5,44 @@ kind and machine, e.g. probe-<machine id>.json. A machine id combines host and d
 replayed snapshot never overwrites the live machine's results. Each kind is named once, by the module
 that owns its data: PROBE_KIND in gpudash.measure.probe.store, BENCH_HISTORY_KIND in
 gpudash.measure.bench.store; every reader and writer uses those names.
+
+Remembered results are a convenience, never a reason to fail: a file that is damaged, of the wrong shape,
+not a regular file or too large is ignored with one warning line (`damaged`), and the owner of each kind checks
+its data the same way before using it. A file that cannot be written is a GpudashError for the caller to report
+beside what was measured.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpudash.fileio import atomic_write_text
+from gpudash import strict_json
+from gpudash.errors import GpudashError
+from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.models import now_iso
+from gpudash.plain_text import one_line
+
+
+def _say_on_stderr(message: str) -> None:
+    print(f"gpudash: warning: {one_line(message, 4000)}", file=sys.stderr, flush=True)
+
+
+# Where the one warning about a damaged file goes; a face may point it elsewhere.
+warn: Callable[[str], None] = _say_on_stderr
+_warned: set[str] = set()
+
+
+def damaged(path: Path, problem: str) -> None:
+    """Say once per file and process that remembered results were ignored, and why."""
+    if str(path) in _warned:
+        return
+    _warned.add(str(path))
+    warn(f"{path}: remembered results ignored: {problem}")
 
 
 def state_dir() -> Path:
@@ -34,22 +60,43 @@ def _path(kind: str, machine) -> Path:
     return state_dir() / f"{kind}-{machine_id(machine)}.json"
 
 
+def path_of(kind: str, machine) -> Path:
+    """Where results of `kind` for `machine` are kept (for the warnings of the kinds' owners, and readers that
+    cache by the file's modification time)."""
+    return _path(kind, machine)
+
+
 def save(kind: str, machine, data: Any) -> Path:
-    """Store `data` with the time it was saved; later saves of the same kind replace it."""
+    """Store `data` with the time it was saved; later saves of the same kind replace it.
+
+    GpudashError (one line naming the file) when it cannot be written."""
     path = _path(kind, machine)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GpudashError(f"{path.parent}: cannot keep remembered results: {exc.strerror or exc}") from None
     record = {"saved_at": now_iso(), "data": data}
-    atomic_write_text(path, json.dumps(record, indent=1))
+    atomic_write_text(path, strict_json.dumps(record, indent=1))
     return path
 
 
 def load(kind: str, machine) -> tuple[str, Any] | None:
-    """(saved_at, data) of the last save, or None. A damaged file counts as no file."""
-    try:
-        record = json.loads(_path(kind, machine).read_text(encoding="utf-8"))
-        return record["saved_at"], record["data"]
-    except (OSError, ValueError, KeyError, TypeError):
+    """(saved_at, data) of the last save, or None. A damaged file counts as no file, with a warning."""
+    path = _path(kind, machine)
+    if not os.path.lexists(path):
         return None
+    try:
+        record = strict_json.loads(read_user_file(path, "remembered results"))
+    except GpudashError as exc:
+        damaged(path, str(exc).removeprefix(f"{path}: "))
+        return None
+    except strict_json.JsonProblem as exc:
+        damaged(path, str(exc))
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("saved_at"), str) or "data" not in record:
+        damaged(path, "not a gpudash results file (no saved_at and data)")
+        return None
+    return record["saved_at"], record["data"]
 
 
 def append_history(kind: str, machine, data: Any, keep: int = 20) -> Path:
@@ -64,4 +111,8 @@ def history(kind: str, machine) -> list[tuple[str, Any]]:
     """(saved_at, data) of the entries append_history kept as `kind`, newest first."""
     found = load(kind, machine)
     runs = found[1] if found and isinstance(found[1], list) else []
-    return [(r.get("saved_at", "?"), r["data"]) for r in reversed(runs) if isinstance(r, dict) and "data" in r]
+    return [
+        (r["saved_at"], r["data"])
+        for r in reversed(runs)
+        if isinstance(r, dict) and isinstance(r.get("saved_at"), str) and "data" in r
+    ]

@@ -85,12 +85,16 @@ def make_fake_pynvml(
     process_api: str = "v3",
     old_binding: bool = False,
     strings_as_bytes: bool | None = None,
+    faults: dict | None = None,
 ) -> types.ModuleType:
     """A pynvml module over `devices` (snapshot device dicts; their samples cycle per reading).
 
     process_api: the newest process API the simulated driver exports ("v3"; "v2" for drivers before
     R510; "v1" for drivers with neither versioned symbol). old_binding: nvidia-ml-py from before the
     versioned process calls (no _v2/_v3 functions, no nvmlMemory_v2, strings as bytes).
+    faults: NVML function name -> "hang" (never returns), "abort" (os.abort(), as a failing assertion in the
+    driver library would) or "print" (writes to the process's stdout, then answers); "hang-while:PATH" hangs
+    only while PATH exists, so a test can end the hang.
     """
     errors = errors or {}
     as_bytes = old_binding if strings_as_bytes is None else strings_as_bytes
@@ -337,7 +341,24 @@ def make_fake_pynvml(
         versioned = getattr(nv, f"{name}_v3")
         # The current binding's unversioned call: _v3, FunctionNotFound turned into NVMLLibraryMismatchError.
         api(name)(real_pynvml.throwOnVersionMismatch(lambda h, call=versioned: call(h)))
+    for func_name, fault in (faults or {}).items():
+        setattr(nv, func_name, _faulty(getattr(nv, func_name), fault))
     return nv
+
+
+def _faulty(call, fault: str):
+    import os
+
+    def faulty(*args, **kwargs):
+        if fault == "hang" or (fault.startswith("hang-while:") and os.path.exists(fault.split(":", 1)[1])):
+            time.sleep(3600)
+        elif fault == "abort":
+            os.abort()
+        elif fault == "print":
+            os.write(1, b"driver noise on stdout\n")
+        return call(*args, **kwargs)
+
+    return faulty
 
 
 def _old_binding_call(nv, name):

@@ -2,9 +2,12 @@
 
 Each row: (tool, vendor, name, cc or gfx spelling, family, peaks) where peaks is
   "spec"       a named part: datasheet figures (and spec-derived ones for what the datasheet leaves out);
+  "partial"    a named part of which only some figures were confirmed (docs/peak-sources.md): those figures, and
+               possibly no bandwidth or no compute figure;
   "ambiguous"  the name covers several products: candidates, never one product's figures;
-  "none"       no datasheet row (laptop parts, workstation cards, generic APU names): only a formula with the
-               device's own SM/CU count and clock, which these name-only rows do not have.
+  "none"       no datasheet row (laptop parts, workstation cards, generic APU names, and parts whose vendor figures
+               could not be confirmed): only a formula with the device's own SM/CU count and clock, which these
+               name-only rows do not have.
 Tools: nvidia-smi --query-gpu=name,compute_cap; torch.cuda.get_device_properties(i).name / .gcnArchName;
 rocminfo "Marketing Name" / "Name"; rocm-smi --showproductname "Card Series" / "GFX Version" (before 2025 it printed
 gfx90a as "gfx9010" and gfx1100 as "gfx11000"); amd-smi static MARKET_NAME / TARGET_GRAPHICS_VERSION.
@@ -42,7 +45,7 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "Tesla V100-PCIE-16GB", "7.0", "Volta", "spec"),
     (SMI, "nvidia", "Tesla V100S-PCIE-32GB", "7.0", "Volta", "spec"),
     (SMI, "nvidia", "Tesla P100-PCIE-16GB", "6.0", "Pascal", "spec"),
-    (SMI, "nvidia", "Tesla P100-SXM2-16GB", "6.0", "Pascal", "spec"),
+    (SMI, "nvidia", "Tesla P100-SXM2-16GB", "6.0", "Pascal", "partial"),
     (SMI, "nvidia", "Tesla T4", "7.5", "Turing", "spec"),
     (SMI, "nvidia", "Tesla K80", "3.7", "Kepler", "none"),
     (SMI, "nvidia", "Tesla P40", "6.1", "Pascal", "none"),
@@ -53,19 +56,19 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "NVIDIA GeForce RTX 5090 D", "12.0", "Blackwell", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 5080", "12.0", "Blackwell", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 5070 Ti", "12.0", "Blackwell", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 5070", "12.0", "Blackwell", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 5070", "12.0", "Blackwell", "partial"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 5060 Ti", "12.0", "Blackwell", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 5090 Laptop GPU", "12.0", "Blackwell", "none"),
     (TORCH, "nvidia", "NVIDIA GeForce RTX 4090", "8.9", "Ada", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 4090 D", "8.9", "Ada", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 4080 SUPER", "8.9", "Ada", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 4070 Ti SUPER", "8.9", "Ada", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4090 D", "8.9", "Ada", "partial"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4080 SUPER", "8.9", "Ada", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4070 Ti SUPER", "8.9", "Ada", "none"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4060 Ti", "8.9", "Ada", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4090 Laptop GPU", "8.9", "Ada", "none"),
     (TORCH, "nvidia", "NVIDIA GeForce RTX 3090", "8.6", "Ampere", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 3090 Ti", "8.6", "Ampere", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 3090 Ti", "8.6", "Ampere", "none"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 3080", "8.6", "Ampere", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 3060", "8.6", "Ampere", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 3060", "8.6", "Ampere", "none"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 3060 Laptop GPU", "8.6", "Ampere", "none"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 2080 Ti", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1660 SUPER", "7.5", "Turing", "none"),
@@ -104,6 +107,6 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (ROCMINFO, "amd", "AMD Radeon RX 6900 XT", "gfx1030", "RDNA2", "spec"),
     (ROCMSMI, "amd", "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]", "gfx1010", "RDNA1", "ambiguous"),
     (TORCH, "amd", "AMD Radeon RX 5600 XT", "gfx1010", "RDNA1", "spec"),
-    (AMDSMI, "amd", "Radeon 8060S Graphics", "gfx1151", "RDNA3.5", "spec"),
+    (AMDSMI, "amd", "Radeon 8060S Graphics", "gfx1151", "RDNA3.5", "none"),
     (ROCMINFO, "amd", "AMD Radeon Graphics", "gfx1151", "RDNA3.5", "none"),
 ]

@@ -1,12 +1,15 @@
-"""The adaptive matmul dispatcher: kernel choice per architecture (from the reference tables, not the seed's
-list), real matmuls on this CPU against fp32, the run-time fallback, AdaptiveLinear, and the benchmark."""
+"""The adaptive matmul dispatcher: kernel choice per architecture (from the reference tables and gpudash's one
+AMP decision, not the seed's list), real matmuls on this CPU against fp32, the run-time fallback, AdaptiveLinear,
+and the benchmark."""
 
 import warnings
 
 import pytest
 import torch
+from bench_runs import keep_run
 from torch import nn
 
+from gpudash.amp import get_optimal_dtype
 from gpudash.plugin_manager import collect_kernels, make_plugin_manager
 from gpudash.plugins_api import Device, Kernel, arch_of, local_device
 from gpudash_plugins.adaptive_kernels import AdaptiveLinear, Dispatcher
@@ -16,8 +19,8 @@ from gpudash_plugins.adaptive_kernels.kernels import BUILTIN_KERNELS, FP8_OCP
 BF16_TOL = 1e-2  # relative (Frobenius) error of a bf16 matmul against fp32: bf16 keeps 8 significant bits
 
 
-def nvidia(cc):
-    return Device("nvidia", 0, f"GPU cc {cc}", compute_capability=cc, torch_index=0)
+def nvidia(cc, name=None):
+    return Device("nvidia", 0, name or f"GPU cc {cc}", compute_capability=cc, torch_index=0)
 
 
 def amd(gfx, hip="7.1.0"):
@@ -45,7 +48,8 @@ def dispatcher():
         (nvidia("8.9"), "fp8_e4m3fn_scaled_mm"),  # Ada
         (nvidia("8.0"), "bf16"),  # Ampere
         (nvidia("8.6"), "bf16"),
-        (nvidia("7.5"), "fp16"),  # Turing
+        (nvidia("7.5", "NVIDIA GeForce RTX 2080"), "fp16"),  # Turing TU104: fp16 tensor cores
+        (nvidia("7.5", "NVIDIA GeForce GTX 1660 SUPER"), "fp32"),  # TU116: no tensor cores
         (nvidia("7.0"), "fp16"),  # Volta
         (nvidia("6.1"), "fp32"),  # Pascal
         (amd("gfx942"), "fp8_e4m3fnuz_scaled_mm"),  # MI300: FNUZ
@@ -54,12 +58,13 @@ def dispatcher():
         (amd("gfx1201", hip="6.4.0"), "bf16"),  # RDNA4 on an older ROCm: no OCP fp8 _scaled_mm yet
         (amd("gfx90a"), "bf16"),  # CDNA2
         (amd("gfx908"), "bf16"),  # CDNA1
-        (amd("gfx1100"), "fp16"),  # RDNA3: bf16 troubled
+        (amd("gfx1100"), "fp16"),  # RDNA3: bf16 native, but the tables' caution stands without a live probe
         (amd("gfx1151"), "fp16"),  # RDNA3.5
         (amd("gfx1030"), "fp32"),  # RDNA2: no bf16 hardware, no matrix unit
         (amd("gfx1010"), "fp32"),  # RDNA1
-        (cpu("avx512_f", "avx512_bf16"), "bf16"),
-        (cpu("amx_bf16"), "bf16"),
+        # CPUs: bf16 only once measured faster than fp32 here, as AmpConfig.auto() and the export decide
+        (cpu("avx512_f", "avx512_bf16"), "fp32"),
+        (cpu("amx_bf16"), "fp32"),
         (cpu("avx2", "fma3"), "fp32"),
     ],
 )
@@ -77,6 +82,30 @@ def test_cc_9_0_is_hopper_not_blackwell(dispatcher):
     assert arch_of(nvidia("10.0")).family == "Blackwell"
 
 
+def test_the_dispatcher_follows_a_remembered_measurement_of_this_cpu(no_vendor_libs):
+    """The same remembered benchmark that moves AmpConfig.auto() to bf16 moves the dispatcher: one answer."""
+    from gpudash.devices import discover
+
+    here = local_device("cpu")
+    if not arch_of(here).is_native("bf16"):
+        pytest.skip("this CPU has no native bf16")
+    assert Dispatcher(BUILTIN_KERNELS).choose(here, requires_grad=True).name == "fp32"
+    machine = discover(include_torch=True)
+    cpu_dev = next(d for d in machine.devices if d.vendor == "cpu")
+    keep_run(machine, cpu_dev, {"bf16": 1.8})
+    fresh = Dispatcher(BUILTIN_KERNELS)
+    assert fresh.choose(here, requires_grad=True).name == "bf16"
+    assert "measured 1.8x fp32" in fresh.explain(here, requires_grad=True)
+
+
+def test_plugin_kernels_obey_the_decision_too():
+    """A plugin's bf16 kernel does not run where gpudash decided fp16 (RDNA3 without a live probe)."""
+    mine = Kernel("matmul", "my_bf16", "bf16", lambda q: True, lambda x, w: x @ w.t(), priority=99)
+    dispatcher = Dispatcher([mine, *BUILTIN_KERNELS])
+    assert dispatcher.choose(amd("gfx1100"), requires_grad=True).name == "fp16"
+    assert dispatcher.choose(nvidia("8.0"), requires_grad=True).name == "my_bf16"
+
+
 def test_fp8_needs_inference_and_aligned_shapes(dispatcher):
     hopper = nvidia("9.0")
     assert dispatcher.choose(hopper, requires_grad=True).name == "bf16"  # no autograd through _scaled_mm
@@ -85,8 +114,8 @@ def test_fp8_needs_inference_and_aligned_shapes(dispatcher):
 
 
 def test_real_adaptive_matmul_on_this_cpu_against_fp32(dispatcher):
-    here = local_device("cpu")
-    expected = "bf16" if arch_of(here).is_native("bf16") else "fp32"
+    # the kernel computes in the precision training on this CPU would autocast to (AmpConfig.auto's answer)
+    expected = {"bfloat16": "bf16", "float32": "fp32"}[str(get_optimal_dtype("cpu")).removeprefix("torch.")]
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(8, 64, 256, generator=gen)
     w = torch.randn(96, 256, generator=gen)
@@ -116,7 +145,7 @@ def test_a_failing_kernel_falls_back_once_with_a_warning():
         calls.append(1)
         raise RuntimeError("_scaled_mm is not supported here")
 
-    flaky = Kernel("matmul", "flaky", "fp8_e4m3", lambda q: True, broken, priority=100)
+    flaky = Kernel("matmul", "flaky", "fp32", lambda q: True, broken, priority=100)
     dispatcher = Dispatcher([flaky, *BUILTIN_KERNELS])
     x, w = torch.randn(4, 32), torch.randn(16, 32)
     with pytest.warns(RuntimeWarning, match="kernel flaky left out on cpu:0 because it raised RuntimeError"):

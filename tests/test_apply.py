@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from gpudash.actions.export import write_export
-from gpudash.apply import ExportFileError, load
+from gpudash.apply import ExportFileError, PerProcess, load
 from gpudash.errors import GpudashError
 from gpudash.models import DeviceInfo
 from gpudash.recommend import facts_for, recommend
@@ -44,10 +44,45 @@ def test_bf16_export_to_framework_kwargs(tmp_path, fmt):
         "gradient_accumulation_steps": 5,
         "dataloader_num_workers": 7,
         "dataloader_pin_memory": True,
+        "dataloader_persistent_workers": True,
     }
     assert s.dataloader_kwargs() == {"num_workers": 7, "pin_memory": True, "batch_size": 52, "persistent_workers": True}
     assert s.grad_scaler() is None
     assert s.torch_dtype() is torch.bfloat16 and s.torch_index == 0
+
+
+def test_world_size_divides_the_accumulation(tmp_path, monkeypatch):
+    s = load(exported(tmp_path, A100, batch_trial=TRIAL, host_logical_cores=16, accelerators_on_host=2))
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert s.per_process() == PerProcess(1, 52, 5, 260)  # one process: the export as written
+    # 8 processes: ceil(5 / 8) = 1 step, the batch evened out to ceil(260 / 8) = 33 (<= 52, so it still fits)
+    assert s.per_process(8) == PerProcess(8, 33, 1, 264)
+    assert s.lightning_kwargs(8) == {"precision": "bf16-mixed", "accumulate_grad_batches": 1}
+    assert s.accelerate_kwargs(8)["gradient_accumulation_steps"] == 1
+    hf = s.hf_training_args_kwargs(8)
+    assert (hf["per_device_train_batch_size"], hf["gradient_accumulation_steps"]) == (33, 1)
+    assert s.dataloader_kwargs(8)["batch_size"] == 33
+    # 2 processes: ceil(5 / 2) = 3 steps of ceil(260 / 6) = 44: 264 over both
+    assert s.per_process(2) == PerProcess(2, 44, 3, 264)
+    monkeypatch.setenv("WORLD_SIZE", "2")  # as torchrun sets it
+    assert s.lightning_kwargs()["accumulate_grad_batches"] == 3
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(ExportFileError, match="WORLD_SIZE='two': expected a positive integer"):
+        s.hf_training_args_kwargs()
+    with pytest.raises(ExportFileError, match="world_size: expected a positive integer"):
+        s.per_process(0)
+
+
+def test_rocm_export_never_asks_transformers_for_tf32(tmp_path):
+    mi300 = DeviceInfo(
+        vendor="amd", index=0, name="AMD Instinct MI300X", gfx_target="gfx942", memory_total_bytes=192 << 30
+    )
+    path = exported(tmp_path, mi300)
+    s = load(path)
+    assert s.tf32 is True and s.hf_training_args_kwargs()["tf32"] is False  # torch's TF32 (xf32) stays on
+    # an export written before the fix said true; apply() still never hands it to transformers on ROCm
+    path.write_text(path.read_text().replace("tf32 = false", "tf32 = true"))
+    assert load(path).hf_training_args_kwargs()["tf32"] is False
 
 
 def test_fp16_export_gives_a_grad_scaler(tmp_path):

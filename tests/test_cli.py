@@ -101,7 +101,7 @@ def test_snapshot_writes_file_and_replays(no_vendor_libs, tmp_path, capsys):
             ["snapshot", "-o", "/nonexistent/dir/x.json"],
             "-o /nonexistent/dir/x.json: folder /nonexistent/dir does not exist",
         ),
-        (["snapshot", "-o", "x.json", "--interval", "0"], "--interval: expected a positive number"),
+        (["snapshot", "-o", "x.json", "--interval", "0"], "--interval: expected seconds from 0.05 to 60"),
         (["--config", "/nonexistent/c.toml", "info"], "/nonexistent/c.toml: config file not found"),
     ],
 )

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from conftest import H100, MI300X
-from fakes import make_fake_amdsmi, make_fake_pynvml
+from fakes import load_example, make_fake_amdsmi, make_fake_pynvml, real_pynvml
 from jsonschema import Draft202012Validator
 
 from gpudash import contracts
@@ -226,13 +226,23 @@ def test_schemas_mirror_the_records_they_describe():
     assert props("info", "$defs", "sample") == sample, "info.schema.json $defs/sample"
     assert props("snapshot", "$defs", "process") == fields(models.ProcessUsage)
     for name in ("snapshot", "info"):
+        assert props(name, "$defs", "mig_instance") == fields(models.MigInstance), f"{name} $defs/mig_instance"
+    # An `unavailable` map names the field it explains (plus a few documented extras): every field can be n/a.
+    defs = contracts.schema("snapshot")["$defs"]
+    for cls, keys in (
+        (models.Sample, defs["sample_unavailable"]),
+        (models.ProcessUsage, defs["process"]["properties"]["unavailable"]),
+        (models.MigInstance, defs["mig_instance"]["properties"]["unavailable"]),
+    ):
+        assert fields(cls) - {"unavailable"} <= set(keys["propertyNames"]["enum"]), cls.__name__
+    assert set(defs["runtime"]["properties"]["unavailable"]["propertyNames"]["enum"]) <= fields(models.Runtime)
+    assert contracts.schema("snapshot")["$defs"]["status"]["enum"] == [models.OK, models.LOST]
+    for name in ("snapshot", "info"):
         assert props(name, "$defs", "host") == fields(models.Host)
         assert props(name, "$defs", "runtime") == fields(models.Runtime)
-    # record.py writes every DeviceInfo field but sources and extra, plus torch's view and the samples.
-    assert props("snapshot", "$defs", "device") == fields(models.DeviceInfo) - {"sources", "extra"} | {
-        "torch",
-        "samples",
-    }
+    # record.py writes every DeviceInfo field but sources, plus torch's view and the samples; of `extra` only
+    # the CPU facts the architecture tables need.
+    assert props("snapshot", "$defs", "device") == fields(models.DeviceInfo) - {"sources"} | {"torch", "samples"}
     assert fields(models.DeviceInfo) - {"extra"} <= props("info", "$defs", "device")
     for name in ("bench", "profile"):
         assert props(name, "$defs", "precision_result") == fields(records.PrecisionTestResult)
@@ -253,11 +263,26 @@ def test_schemas_mirror_the_records_they_describe():
     assert check_status == [*STATUSES, ERROR]
     provenance = contracts.schema("export")["properties"]["provenance"]["additionalProperties"]["enum"]
     assert set(provenance) == set(PROVENANCES)
+    from gpudash.knowledge import peaks
+
+    peak_kinds = [peaks.SPEC, peaks.DERIVED, peaks.ESTIMATED]
+
+    def peak_enums(node):  # every enum that says where a theoretical peak came from
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if (key == "peak_provenance" or (key == "provenance" and "too_low" in node)) and "enum" in value:
+                    yield value["enum"]
+                yield from peak_enums(value)
+
+    for name in ("bench", "profile"):
+        found = [e for d in contracts.schema(name)["$defs"].values() for e in peak_enums(d.get("properties", {}))]
+        assert found and all(e == peak_kinds for e in found), name
 
 
 def test_definitions_shared_between_contracts_are_the_same():
     """The schemas are self-contained files, so a definition two of them need is written twice: keep it equal."""
-    for name in ("precision", "vendor", "device_key", "support_level", "timestamp", "source", "host", "runtime"):
+    shared = ("precision", "vendor", "device_key", "support_level", "timestamp", "source", "host", "runtime")
+    for name in (*shared, "status", "unknown_value", "mig_mode", "sample_unavailable", "mig_instance"):
         copies = {
             c: contracts.schema(c)["$defs"][name] for c in contracts.NAMES if name in contracts.schema(c)["$defs"]
         }
@@ -267,6 +292,9 @@ def test_definitions_shared_between_contracts_are_the_same():
     snapshot, info = contracts.schema("snapshot")["$defs"], contracts.schema("info")["$defs"]
     assert snapshot["sample"]["properties"] == info["sample"]["properties"]
     assert snapshot["process"] == info["process"]
+    assert {k: v for k, v in snapshot["sample"].items() if k != "required"} == {
+        k: v for k, v in info["sample"].items() if k != "required"
+    }
 
 
 # ------------------------------------------------------------------------------------------------ snapshot
@@ -301,6 +329,47 @@ def test_info_and_snapshot_of_a_live_machine_with_faked_gpus(monkeypatch, capsys
     assert {r["verdict"] for r in probe["devices"][0]["precisions"].values()} == {"not_run"}
     bench = assert_valid("bench", cli_json(capsys, "bench", "--device", "nvidia:0", "--json"))
     assert bench["devices"][0]["supported_precisions"] == [] and bench["devices"][0]["provenance"] == "measured"
+
+
+def test_lost_gpus_and_mig_within_the_contracts(monkeypatch, capsys, tmp_path):
+    """A DGX H100 on faked NVML with GPU 3 lost at enumeration, GPU 5 lost after it and MIG on GPU 7: info, its
+    snapshot and the replay of that snapshot stay within their contracts; only GPU 3 has support unknown."""
+    devices = load_example("dgx-h100-8gpu.json")["devices"]
+    errors = {
+        (3, "handle"): real_pynvml.NVMLError_GpuIsLost(),
+        (5, "nvmlDeviceGetMemoryInfo"): real_pynvml.NVMLError_GpuIsLost(),
+    }
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml(devices, errors=errors))
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    statuses = ["ok", "ok", "ok", "lost", "ok", "lost", "ok", "ok"]
+    info = assert_valid("info", cli_json(capsys, "info", "--json", "--no-torch"))
+    gpus = info["devices"][:8]
+    assert [g["status"] for g in gpus] == statuses
+    assert [g["index"] for g in gpus if g["precisions"]["fp32"]["support"] == "unknown"] == [3]
+    assert gpus[5]["arch"] == "Hopper" and gpus[5]["status_reason"].startswith("GpuIsLost")
+    assert len(gpus[7]["sample"]["mig_instances"]) == 4
+    snapshot = assert_valid("snapshot", cli_json(capsys, "snapshot", "-o", "-", "--seconds", "0"))
+    path = tmp_path / "dgx.json"
+    path.write_text(json.dumps(snapshot))
+    replayed = assert_valid("info", cli_json(capsys, *replay(path), "info", "--json"))
+    assert [g["status"] for g in replayed["devices"][:8]] == statuses
+
+
+def test_non_finite_figures_in_a_replayed_snapshot_become_null(tmp_path, capsys):
+    """Regression: Python reads NaN and Infinity from a snapshot file, and `info --json` and a re-recorded
+    snapshot printed them back, which is not JSON. They are null now."""
+    doc = strict_json((REPO / "examples" / "snapshots" / "mi300x.json").read_text())
+    device = doc["devices"][0]
+    device["samples"] = [s for s in device["samples"] if s["processes"]][:1]
+    device["samples"][0]["power_w"] = float("nan")
+    device["samples"][0]["processes"][0]["cpu_pct"] = float("inf")
+    path = tmp_path / "nan.json"
+    path.write_text(json.dumps(doc))
+    sample = assert_valid("info", cli_json(capsys, *replay(path), "info", "--json"))["devices"][0]["sample"]
+    assert sample["power_w"] is None and sample["processes"][0]["cpu_pct"] is None
+    again = assert_valid("snapshot", cli_json(capsys, *replay(path), "snapshot", "-o", "-", "--seconds", "0"))
+    (recorded,) = again["devices"][0]["samples"]
+    assert recorded["power_w"] is None and recorded["processes"][0]["cpu_pct"] is None
 
 
 def test_the_snapshot_reader_requires_what_the_schema_requires(tmp_path):
@@ -561,12 +630,44 @@ BROKEN = [
     ("snapshot", "example", _set("devices/0/vendor", "intel"), "devices/0/vendor"),
     ("snapshot", "example", _set("devices/0/samples/0/utilization_pct", 140), "devices/0/samples/0/utilization_pct"),
     (
+        "snapshot",
+        "example",
+        _set("devices/0/samples/1/processes/0/type", "compute"),
+        "devices/0/samples/1/processes/0/type",
+    ),
+    (
+        "snapshot",
+        "example",
+        _set("devices/0/samples/2/mig_instances", [{"name": "1g.10gb"}]),
+        "devices/0/samples/2/mig_instances/0",
+    ),
+    ("snapshot", "example", _set("devices/0/samples/3/unavailable/fan_pct", "N/A"), "devices/0/samples/3/unavailable"),
+    ("snapshot", "example", _set("devices/0/samples/4/compute_mode", "shared"), "devices/0/samples/4/compute_mode"),
+    (
         "info",
         "info",
         _set("devices/0/precisions/fp16", {"native": True, "support": "emulated"}),
         "devices/0/precisions/fp16",
     ),
+    (
+        "info",
+        "info",
+        _set("devices/0/precisions/bf16", {"native": True, "support": "unknown"}),
+        "devices/0/precisions/bf16",
+    ),
+    # unknown is for a GPU lost at enumeration, all precisions at once, never for a reachable one
+    (
+        "info",
+        "info",
+        _set("devices/0/precisions/fp8_e4m3", {"native": False, "support": "unknown"}),
+        "devices/0/precisions/fp8_e4m3/support",
+    ),
+    ("info", "info", _set("devices/0/status_reason", "GpuIsLost"), "devices/0/status_reason"),
+    ("info", "info", _set("devices/0/status", "gone"), "devices/0/status"),
     ("info", "info", _set("devices/0/sample/fan_pct", 40), "devices/0/sample"),
+    ("info", "info", _set("devices/0/sample/performance_state", "P32"), "devices/0/sample/performance_state"),
+    ("info", "info", _set("runtime_unavailable/torch", "gone"), "runtime_unavailable"),
+    ("info", "info", _set("runtime/unavailable", {}), "runtime"),
     ("info", "info", _set("replayed", False), "source"),
     ("probe", "probe", _set("devices/0/precisions/fp32/verdict", "verified"), "devices/0/precisions/fp32"),
     ("probe", "probe", _set("devices/0/precisions/fp12", {}), "devices/0/precisions"),

@@ -234,3 +234,41 @@ def test_export_never_imports_textual(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "GPUDASH_REPLAY"}
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert res.returncode == 0, res.stderr
+
+
+def test_a_live_export_remembers_what_it_measured(no_vendor_libs, tmp_path):
+    """`gpudash export` measured bf16 against fp32; a later AmpConfig.auto() sees the same and answers the same."""
+    from gpudash.actions.export import export_settings
+    from gpudash.actions.session import Session
+    from gpudash.amp import AmpConfig
+    from gpudash.config import defaults
+    from gpudash.measure.bench.store import saved_runs
+    from gpudash.measure.probe import remembered
+
+    config = defaults()
+    config["bench"]["case_budget_s"] = 0.2
+    config["model"].update(layers=1, hidden=64, heads=2, seq_len=32, vocab=128)
+    session = Session(config)
+    gathered = export_settings(session, device="cpu", bench="quick")
+    machine = session.machine()
+    assert [doc["devices"][0]["key"] for _at, doc in saved_runs(machine)] == ["cpu:0"]  # kept as a bench run
+    assert "bf16" in remembered(machine)[1]["cpu:0"].results  # and the probe
+    exported = gathered.settings.get("amp.dtype")
+    later = AmpConfig.auto("cpu")
+    assert later.dtype_name == exported.value
+    assert any(exported.reason in r for r in later.reasons)  # the same reason, from the same remembered facts
+
+
+def test_a_snapshot_of_this_machine_exports_with_its_recorded_cores(no_vendor_libs, tmp_path):
+    from gpudash.devices import discover
+    from gpudash.record import record
+
+    machine = discover(include_torch=True)
+    cpu = next(d for d in machine.devices if d.vendor == "cpu")
+    snap = tmp_path / "here.json"
+    snap.write_text(json.dumps(record(machine, 0, 1)))
+    code, path = export(tmp_path, "--replay", str(snap), "export", "--bench", "none")
+    tree = tomllib.loads(path.read_text())
+    assert code == 0 and tree["gpudash"]["replayed"] is True and tree["gpudash"]["arch"] != "CPU"
+    assert tree["provenance"]["dataloader.num_workers"] == "replayed"
+    assert f"{cpu.logical_cores} logical cores" in tree["reasons"]["dataloader.num_workers"]

@@ -39,7 +39,7 @@ def test_headless_modules_import_neither_textual_nor_torch():
 
 def test_the_public_apis_import_neither_textual_nor_torch():
     # Training code and plugins import these; torch comes when a function needs it, Textual never.
-    code = "import gpudash.amp, gpudash.apply, gpudash.ops, gpudash.plugins_api, gpudash.hookspecs\n"
+    code = "import gpudash.amp, gpudash.apply, gpudash.ops, gpudash.rocm, gpudash.runtime, gpudash.plugins_api, gpudash.hookspecs\n"
     assert loaded_after(code, TUI_MODULES + HEAVY) == []
 
 
@@ -59,7 +59,8 @@ def test_no_module_outside_the_tui_imports_textual():
                 else:
                     importlib.import_module(info.name)
 
-        walk("gpudash", {"gpudash.tui", "gpudash.__main__"})
+        # gpudash.web serves the TUI through textual-serve, which brings rich (never Textual: tests/test_web.py).
+        walk("gpudash", {"gpudash.tui", "gpudash.web", "gpudash.__main__"})
         walk("gpudash_plugins", set())
         assert "gpudash.measure.probe.tasks.matmul" in __import__("sys").modules  # the walk reached the leaves
     """

@@ -309,7 +309,10 @@ def test_cli_live_json_and_table_from_real_results(cpu_probe, cpu_machine, monke
     assert entry["verified"] is True and entry["max_rel_error"] == matrix.results["bf16"].max_rel_error
     assert "remembered in" in err
     _saved_at, remembered = probe.remembered(cpu_machine[0])
-    assert remembered[matrix.device] == matrix
+    kept = remembered[matrix.device]
+    for result in kept.results.values():  # each result remembers when it was measured
+        assert result.details.pop("measured_at") == matrix.measured_at
+    assert kept == matrix
     assert main(["probe", "--device", "0"]) == 0
     table = capsys.readouterr().out
     assert "max rel err" in table and "cpu:0 tf32 ✗ no TF32 on cpu" in table

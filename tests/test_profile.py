@@ -21,6 +21,7 @@ from gpudash.measure.calibration.profile import CalibrationProfile, load_profile
 from gpudash.measure.calibration.report import profile_from_report
 from gpudash.measure.runner import Task, TaskResult
 from gpudash.models import DeviceInfo, Host, Runtime
+from gpudash.precisions import PRECISIONS
 
 CPU = DeviceInfo(
     vendor="cpu",
@@ -291,3 +292,96 @@ def test_preset_list(capsys):
     assert main(["bench", "--preset", "list"]) == 0
     out = capsys.readouterr().out
     assert all(name in out for name in PRESETS)
+
+
+# The calibration document's own layout, and older profiles ---------------------------------------
+
+SEED_PROFILE = {  # the "Generated Profile Structure" example of the calibration document, as it writes it
+    "metadata": {
+        "hardware_name": "NVIDIA-Jetson-Orin-Nano-8GB",
+        "calibration_date": "2025-11-15T10:00:00",
+        "device_type": "cuda",
+        "platform_architecture": "aarch64",
+    },
+    "theoretical_peak_gflops": 1000.0,
+    "precision_matrix": {
+        "hardware_name": "NVIDIA-Jetson-Orin-Nano-8GB",
+        "supported_precisions": ["fp32", "fp16", "int8"],
+        "unsupported_precisions": ["fp64", "bf16", "fp8_e4m3"],
+        "peak_gflops_by_precision": {"fp32": 950.2, "fp16": 1850.5, "int8": 3720.1},
+        "speedup_vs_fp32": {"fp16": 1.95, "int8": 3.92},
+        "theoretical_peaks": {"fp32": 1000.0, "fp16": 2000.0, "int8": 4000.0},
+    },
+    "operation_profiles": {
+        "matmul_1024_large": {
+            "operation_type": "matmul",
+            "precision_results": {
+                "fp32": {"precision": "fp32", "supported": True, "measured_gflops": 950.2, "efficiency": 0.950},
+                "fp16": {"precision": "fp16", "supported": True, "measured_gflops": 1850.5, "efficiency": 0.925},
+                "fp64": {"precision": "fp64", "supported": False, "failure_reason": "No FP64 on Ampere GPU"},
+            },
+        }
+    },
+}
+
+
+def _rows(out: str) -> dict[str, str]:
+    return {line.split()[0]: line for line in out.splitlines() if line.split() and line.split()[0] in PRECISIONS}
+
+
+def test_a_profile_in_the_calibration_layout_loads_and_shows_its_figures(tmp_path, capsys):
+    path = tmp_path / "orin.json"
+    path.write_text(json.dumps(SEED_PROFILE))
+    assert main(["bench", "--load", str(path)]) == 0
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert "950.2" in rows["fp32"] and "95%" in rows["fp32"] and "1,000" in rows["fp32"]
+    assert "1,850.5" in rows["fp16"] and "1.95x" in rows["fp16"]
+    assert "3,720.1" in rows["int8"] and "3.92x" in rows["int8"] and "93%" in rows["int8"]  # 3720.1 / 4000
+    assert "No FP64 on Ampere GPU" in out and "gpudash not recorded" in out and "2025-11-15T10:00:00" in out
+    # with a "format" key added it is the same profile
+    path.write_text(json.dumps({"format": "gpudash-profile", **SEED_PROFILE}))
+    assert main(["bench", "--load", str(path)]) == 0
+    assert _rows(capsys.readouterr().out) == rows
+
+
+def test_an_older_profile_without_a_precision_matrix_loads(tmp_path, capsys):
+    older = {k: v for k, v in SEED_PROFILE.items() if k != "precision_matrix"}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(older))
+    profile = load_profile(path)
+    assert profile.precision_matrix.peak_gflops_by_precision == {"fp32": 950.2, "fp16": 1850.5}
+    assert profile.precision_matrix.speedup_vs_fp32 == {"fp16": pytest.approx(1850.5 / 950.2)}
+    assert profile.precision_matrix.unsupported_precisions == ["fp64"]
+    assert main(["bench", "--load", str(path)]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert "950.2" in rows["fp32"] and "1,000" in rows["fp32"]  # theoretical_peak_gflops is the fp32 peak
+
+
+def test_a_file_in_neither_layout_is_refused(tmp_path, capsys):
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps({"metadata": {"hardware_name": "x"}, "results": []}))
+    assert main(["bench", "--load", str(path)]) == 2  # bad input
+    assert "not a gpudash profile" in capsys.readouterr().err
+
+
+def test_preset_peaks_are_never_blanked_by_the_live_estimates():
+    """The live CPU beating its own estimated bf16 peak says nothing about the named part's figures."""
+    from gpudash.measure.calibration.presets import PRESETS
+
+    preset = PRESETS["i7-12700k"]
+    rates = {"fp32": {SHAPES[0]: 190.0}, "bf16": {SHAPES[0]: 400.0}, "int8": {SHAPES[0]: 840.0}}
+    jobs, results = [], []
+    for p, gflops in rates.items():
+        task = Task("x:y", name=p)
+        jobs.append(Job(CPU.key, "matmul", p, task, 1))
+        results.append(TaskResult(task, "ok", _sweep_value(p, gflops)))
+    report = assemble(CPU, jobs, results, list(rates), {}, "quick", 2.0, preset.peaks(), "2026-01-01T00:00:00+0000", 1)
+    got = report.matrix.results
+    assert got["fp32"].efficiency == pytest.approx(190.0 / 1433.6)  # against the preset's own fp32 peak
+    assert got["int8"].efficiency == pytest.approx(840.0 / 5734.4)
+    assert got["bf16"].efficiency is None and "bf16" not in report.matrix.theoretical_peaks  # the preset has none
+    assert not any(info.get("too_low") for info in report.peak_provenance.values())
+    # without the preset the same figures beat this CPU's estimates, which are then not shown
+    plain = assemble(CPU, jobs, results, list(rates), {}, "quick", 2.0, None, "2026-01-01T00:00:00+0000", 1)
+    assert plain.matrix.results["fp32"].efficiency is None

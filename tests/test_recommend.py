@@ -81,17 +81,58 @@ FP32 = ("float32", "none", "32-true", "no")
         (nvidia("10.0", "NVIDIA B200", 180), BF16, True),
         (amd("gfx942", "AMD Instinct MI300X", 192), BF16, True),
         (amd("gfx1010", "AMD Radeon RX 5600 XT", 6), FP32, False),  # no matrix cores, AMP unstable (seed)
-        (amd("gfx1100", "AMD Radeon RX 7900 XTX", 24), BF16, False),
+        # RDNA3 / RDNA3.5: bf16 is native, but the tables caution against it from the spec alone: fp16 on WMMA
+        (amd("gfx1100", "AMD Radeon RX 7900 XTX", 24), FP16, False),
+        (amd("gfx1151", "AMD Radeon 8060S Graphics", 96), FP16, False),
+        (amd("gfx1201", "AMD Radeon RX 9070 XT", 16), BF16, False),  # RDNA4: no caution
+        # GTX 16xx: cc 7.5 without tensor cores (TU116): fp16 units at 2x fp32 do not pay unmeasured
+        (nvidia("7.5", "NVIDIA GeForce GTX 1660 SUPER", 6), FP32, False),
+        (nvidia("7.5", "NVIDIA GeForce RTX 2080 Ti", 11), FP16, False),
     ],
 )
 def test_amp_by_family(device, amp, tf32):
     s = settings_for(device)
     assert amp_of(s) == (*amp, tf32)
-    assert hf_of(s) == (amp[0] == "bfloat16", amp[0] == "float16", tf32)
+    # transformers refuses tf32=True without a CUDA build (every ROCm torch): HF's flag is NVIDIA-only
+    hf_tf32 = tf32 and device.vendor == "nvidia"
+    assert hf_of(s) == (amp[0] == "bfloat16", amp[0] == "float16", hf_tf32)
     assert s.value("amp.float32_matmul_precision") == ("high" if tf32 else "highest")
     assert s.value("amp.autocast") is (amp[0] != "float32")
     for dotted, setting in s.items():  # every value explains itself
         assert setting.reason.strip(), dotted
+
+
+def test_gtx_16_reasons_say_no_tensor_cores():
+    reason = settings_for(nvidia("7.5", "NVIDIA GeForce GTX 1660 Ti")).get("amp.dtype").reason
+    assert "no tensor cores" in reason and "runs on tensor cores" not in reason
+    t4 = settings_for(nvidia("7.5", "Tesla T4")).get("amp.dtype").reason
+    assert "fp16 runs on tensor cores" in t4
+
+
+def test_hf_tf32_is_false_on_rocm_and_says_why():
+    s = settings_for(amd("gfx942", "AMD Instinct MI300X", 192), Runtime(torch="2.5.1+rocm6.2", hip="6.2"))
+    assert s.value("amp.tf32") is True and s.value("amp.hf_trainer.tf32") is False
+    reason = s.get("amp.hf_trainer.tf32").reason
+    assert "torch.version.cuda is None" in reason and "transformers" in reason
+
+
+def test_rdna3_caution_is_cited_and_a_live_probe_overrides_it():
+    rdna3 = amd("gfx1100", "AMD Radeon RX 7900 XTX", 24)
+    spec = settings_for(rdna3, Runtime(hip="6.4"))
+    reason = spec.get("amp.dtype").reason
+    assert spec.value("amp.dtype") == "float16" and "caution from the tables" in reason
+    assert "pytorch/pytorch/pull/189394" in reason and "WMMA" in reason
+    # verified correct but not measured faster: the caution stands
+    slow = settings_for(rdna3, Runtime(hip="6.4"), probe=matrix({"bf16": {"verified": True, "verdict": "verified"}}))
+    assert slow.value("amp.dtype") == "float16" and "its speed was not measured" in slow.get("amp.dtype").reason
+    # verified correct AND faster than fp32 (the probe's timing): the live result overrides the caution
+    live = matrix({"bf16": {"verified": True, "verdict": "verified", "details": {"rate_vs_fp32": 1.9}}})
+    s = settings_for(rdna3, Runtime(hip="6.4"), probe=live)
+    assert s.value("amp.dtype") == "bfloat16" and s.get("amp.dtype").provenance == "measured"
+    assert "overrides the tables' caution" in s.get("amp.dtype").reason and "1.90x fp32" in s.get("amp.dtype").reason
+    # a failed bf16 probe never overrides anything
+    broken = matrix({"bf16": {"verified": False, "verdict": "failed", "failure_reason": "zeros"}})
+    assert settings_for(rdna3, Runtime(hip="6.4"), probe=broken).value("amp.dtype") == "float16"
 
 
 def test_pascal_reason_names_the_slow_fp16():
@@ -185,7 +226,7 @@ def test_rdna35_with_failing_bf16_check_uses_fp16():
 
 def test_check_for_another_device_is_ignored():
     other = dict(BF16_CHECK_FAIL, device="amd:1")
-    s = settings_for(amd("gfx1151", "8060S"), Runtime(hip="7.1"), checks=[other])
+    s = settings_for(amd("gfx942", "MI300X"), Runtime(hip="7.1"), checks=[other])
     assert s.value("amp.dtype") == "bfloat16"
 
 
@@ -209,7 +250,7 @@ def test_warning_check_keeps_bf16_but_says_so_and_failing_check_env_wins():
         "summary": "Lt wrong",
         "env": {"TORCH_BLAS_PREFER_HIPBLASLT": "0"},
     }
-    s = settings_for(amd("gfx1151", "8060S"), Runtime(hip="7.1"), checks=[warn, blas_pass, blas_fail])
+    s = settings_for(amd("gfx942", "MI300X"), Runtime(hip="7.1"), checks=[warn, blas_pass, blas_fail])
     assert s.value("amp.dtype") == "bfloat16" and "bf16 partial" in s.get("amp.dtype").reason
     env = {k: v.value for k, v in s.sections["env"].items()}
     assert env == {"PYTORCH_TUNABLEOP_ENABLED": "1", "TORCH_BLAS_PREFER_HIPBLASLT": "0"}

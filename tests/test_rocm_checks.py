@@ -185,3 +185,28 @@ def test_results_carry_what_the_recommender_reads():
     strix = Device("amd", 0, "8060S", gfx_target="gfx1151", replayed=True, runtime={"hip": "7.1.0"})
     assert KnownIssues().run(strix).details["precisions"] == ["bf16"]
     assert cache_verdict(Bf16CacheNanInf(), probes.cache_report(torch, "cpu")).details["precision"] == "bf16"
+
+
+def test_advice_is_gpudash_decision_not_the_table_text():
+    """What to train in comes from the one AMP decision: the export writes the same dtype for the same device."""
+    rdna3 = Device("amd", 0, "AMD Radeon RX 7900 XTX", gfx_target="gfx1100", replayed=True, runtime={"hip": "6.4.0"})
+    known = KnownIssues().run(rdna3)
+    assert known.details["amp_dtype"] == "float16"
+    assert known.remediation.startswith("Train with fp16 autocast and a GradScaler (dynamic loss scaling): caution")
+    assert "pytorch/pytorch/pull/189394" in known.remediation and "hipBLASLt" in known.remediation
+    rdna1 = Device("amd", 0, "AMD Radeon RX 5600 XT", gfx_target="gfx1010", replayed=True, runtime={"hip": "6.0.0"})
+    assert KnownIssues().run(rdna1).details["amp_dtype"] == "float32"
+    mi300 = Device("amd", 0, "AMD Instinct MI300X", gfx_target="gfx942", replayed=True, runtime={"hip": "6.2.0"})
+    assert "amp_dtype" not in KnownIssues().run(mi300).details  # no issue in doubt: nothing to advise
+    # a device check that finds bf16 broken advises what the export would then choose: fp16 on MI300's MFMA
+    from gpudash_plugins.rocm_checks.device_checks import Bf16ToFp32, _verdict
+
+    def buggy(t):
+        out = t.float()
+        out[::3] = 0
+        return out
+
+    report = probes.conversion_report(torch, "cpu", convert=buggy, sizes=(64,))
+    failed = _verdict(Bf16ToFp32(), mi300, report, "bf16 -> fp32 on the GPU", "Convert on the CPU.")
+    assert failed.status == "fail" and failed.details["amp_dtype"] == "float16"
+    assert failed.remediation.startswith("Convert on the CPU. Train with fp16 autocast and a GradScaler")

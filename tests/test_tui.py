@@ -1,5 +1,8 @@
 """The dashboard as a user sees it, driven by Textual's Pilot on fake or replayed machines.
 
+The dashboard is dense (one line per device; tests/test_tui_monitor.py covers it at 80x24 and 160x48); a
+device's card, with its gauges, badges, n/a reasons and chart, is its detail, opened with enter on its row.
+
 No test here imports real torch: the torch step is replaced by a fake (the real one is the same
 worker calling devices.add_torch_view after `import torch`).
 """
@@ -11,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tui_helpers import no_torch, screen_text, wait_until
+from tui_helpers import no_torch, open_detail, screen_text, wait_until, widget_text
 
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
@@ -20,6 +23,8 @@ from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.help import HelpScreen
 from gpudash.tui.widgets import DeviceCard, Gauge, PrecisionBadges
+from gpudash.tui.widgets.device_detail import DeviceDetail
+from gpudash.tui.widgets.device_table import DeviceTable
 
 EXAMPLE_H100 = Path(__file__).resolve().parent.parent / "examples" / "snapshots" / "h100-80gb.json"
 SIZE = (140, 45)
@@ -74,8 +79,11 @@ async def test_replayed_h100_card_shows_identity_badges_and_says_replayed(h100_p
         await wait_until(pilot, lambda: app.latest, timeout=5.0)
         await pilot.pause(0.1)
         text = screen_text(app)
-        assert "H100" in text and "Hopper" in text and "cc 9.0" in text
+        assert "H100 80GB HBM3" in text and "fp8" in text  # the dense row, with its precision mark
         assert "replayed" in app.sub_title and "replayed from h100-80gb.json" in text
+        await open_detail(pilot, app, "nvidia:0")
+        text = screen_text(app)
+        assert "Hopper" in text and "cc 9.0" in text
         badges = app.query_one(PrecisionBadges)
         assert badges.levels["bf16"] == "native" and badges.levels["fp8"] == "native"
         assert "● bf16" in text and "● fp8" in text
@@ -87,6 +95,10 @@ async def test_live_cpu_card_shows_name_memory_and_utilization_updates(no_vendor
     cpu = next(d for d in machine.devices if d.vendor == "cpu")
     app = create_app(machine, fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.latest, timeout=5.0)
+        row = app.query_one(DeviceTable).cells_of(cpu.key)
+        assert row[0].plain.strip() == "cpu" and cpu.name[:8] in row[1].plain
+        await open_detail(pilot, app, cpu.key)
         card = app.query_one(DeviceCard)
         util = card.query_one("#util", Gauge)
         # A reading right after discovery has no CPU load yet (n/a: too short a window); the next one has.
@@ -110,7 +122,8 @@ async def test_help_lists_bindings_and_q_quits():
         await pilot.press("question_mark")
         await pilot.pause(0.1)
         assert isinstance(app.screen, HelpScreen)
-        text = screen_text(app)
+        assert "quit gpudash" in screen_text(app)  # the first lines are on screen; the rest scrolls
+        text = widget_text(app.screen)
         for expected in ("quit gpudash", "pause or resume", "Dashboard", "native", "emulated", "absent"):
             assert expected in text
         await pilot.press("escape")
@@ -154,6 +167,11 @@ async def test_unavailable_fields_show_na_and_their_reason():
     )
     app = create_app(machine_of([gpu()], sample), fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.latest, timeout=5.0)
+        await pilot.pause(0.05)
+        row = [c.plain.strip() for c in app.query_one(DeviceTable).cells_of("nvidia:0")]
+        assert row[4:6] == ["n/a", "n/a"]  # temp and power: n/a in the dense row, the reasons in the detail
+        await open_detail(pilot, app, "nvidia:0")
         card = app.query_one(DeviceCard)
         await wait_until(pilot, lambda: card.sample is not None, timeout=5.0)
         await pilot.pause(0.05)
@@ -183,11 +201,15 @@ async def test_gpu_card_lists_its_processes_and_says_when_it_cannot():
     machine.samplers["nvidia:1"] = lambda: no_list
     app = create_app(machine, fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: all(c.sample for c in app.query(DeviceCard)), timeout=5.0)
+        await wait_until(pilot, lambda: app.latest, timeout=5.0)
         await pilot.pause(0.05)
-        text = screen_text(app)
-        assert "procs train[22] 8.0 GiB · nb[11] n/a" in text
-        assert "procs n/a" in text and "n/a — procs: NotSupported" in text
+        assert "processes n/a on GPU 1: NotSupported" in screen_text(app)  # the process panel's note
+        await open_detail(pilot, app, "nvidia:0")
+        assert "procs train[22] 8.0 GiB · nb[11] n/a" in screen_text(app)
+        await pilot.press("right")  # the next device's detail
+        await wait_until(pilot, lambda: app.query_one(DeviceDetail).device.key == "nvidia:1")
+        await wait_until(pilot, lambda: "n/a — procs: NotSupported" in screen_text(app))
+        assert "procs n/a" in screen_text(app)
 
 
 async def test_torch_view_and_view_keys_while_help_is_open():
@@ -227,17 +249,21 @@ async def test_first_frame_does_not_wait_for_torch_and_torch_view_refreshes_card
         await wait_until(pilot, lambda: "Test CPU" in screen_text(app), timeout=5.0)
         assert "torch loading…" in screen_text(app) and app.torch_state == "loading"
         release.set()
-        await wait_until(pilot, lambda: len(app.query(DeviceCard)) == 2, timeout=5.0)
+        table = app.query_one(DeviceTable)
+        await wait_until(pilot, lambda: len(table.row_keys) == 2, timeout=5.0)
         await pilot.pause(0.1)
         text = screen_text(app)
         assert app.torch_state == "ready"
-        assert "torch 9.9.9" in text and "H100" in text and "CUDA 12.4" in text
+        assert "torch 9.9.9" in text and "H100" in text
+        await open_detail(pilot, app, "nvidia:0")
+        assert "CUDA 12.4" in screen_text(app)
 
 
 async def test_charts_replot_only_when_a_column_of_history_has_passed():
     config = fast_config(0.1)  # ten readings a second into a ten-minute chart: ~10 s per column
     app = create_app(machine_of([gpu()], Sample(utilization_pct=40)), config, add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
+        await open_detail(pilot, app, "nvidia:0")
         chart = app.query_one(DeviceCard).chart
         await wait_until(pilot, lambda: chart._plotted_data, timeout=5.0)  # the first reading is drawn at once
         replots = chart.replots
@@ -257,7 +283,7 @@ async def test_a_failing_torch_step_is_reported_not_fatal():
         await pilot.pause(0.1)
         text = screen_text(app)
         assert "torch n/a" in text and "libtorch_cuda.so" in text
-        assert app.is_running and app.query(DeviceCard)
+        assert app.is_running and app.query_one(DeviceTable).row_keys == ["nvidia:0"]
 
 
 async def test_views_come_from_the_registry_and_are_built_when_first_shown(monkeypatch):
@@ -272,7 +298,7 @@ async def test_views_come_from_the_registry_and_are_built_when_first_shown(monke
     monkeypatch.setattr(views, "VIEWS", [*views.VIEWS, views.ViewSpec("extra", "Extra", "x", extra_view)])
     app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:
-        assert views.VIEWS[0].id == "dashboard" and app.query(DeviceCard)
+        assert views.VIEWS[0].id == "dashboard" and app.query(DeviceTable)
         assert not built  # not built until shown
         app.action_show_view("extra")
         await wait_until(pilot, lambda: app.query("#extra"), timeout=5.0)

@@ -20,3 +20,26 @@ async def wait_until(pilot, condition, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
         await pilot.pause(0.05)
+
+
+def widget_text(root) -> str:
+    """Every Static's text under `root`, scrolled out of view or not (a long help screen, say)."""
+    from textual.widgets import Static
+
+    return "\n".join(str(w.render()) for w in root.query(Static))
+
+
+async def open_detail(pilot, app, key: str) -> None:
+    """The dashboard's detail of one device, as a user opens it: its row highlighted, then enter."""
+    from gpudash.tui.widgets.device_detail import DeviceDetail
+    from gpudash.tui.widgets.device_table import DeviceTable
+
+    table = app.query_one(DeviceTable)
+    await wait_until(pilot, lambda: key in table.row_keys)
+    table.focus()
+    table.move_to_key(key)
+    await pilot.pause(0.05)
+    await pilot.press("enter")
+    detail = app.query_one(DeviceDetail)
+    await wait_until(pilot, lambda: detail.card is not None and detail.card.device.key == key and detail.display)
+    await pilot.pause(0.1)

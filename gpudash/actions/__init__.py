@@ -14,4 +14,6 @@ and never imports Textual; the faces word the messages and draw the text (gpudas
     plugins   the plugin manager for the session's plugin directories, and the listing (`gpudash plugins`)
     export    gather facts, recommend training settings, write the file (`gpudash export`)
     snapshot  record this machine for replay (`gpudash snapshot`)
+    processes identify a GPU process and signal it (SIGTERM/SIGKILL from the dashboard)
+    host      the host's CPU, memory, swap and load (the dashboard's host line)
 """

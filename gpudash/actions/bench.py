@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudash.actions.session import Session
-from gpudash.errors import UsageError
+from gpudash.errors import GpudashError, UsageError
 
 if TYPE_CHECKING:
     from gpudash.devices import Machine
@@ -117,6 +117,7 @@ class BenchRun:
     reports: dict[str, BenchReport]  # device key -> the built-in sweep's report
     data: BenchDoc | None  # the bench JSON with plugin benchmarks attached; None when cancelled
     history_path: Path | None = None  # where the run was kept (None: replayed, or cancelled)
+    save_error: str | None = None  # why the run could not be kept (it is still returned whole)
 
     @property
     def cancelled(self) -> bool:
@@ -165,8 +166,12 @@ def run(
         attach(data, plugin_benchmarks(session, plan, cancel, on_status, on_plugin_error))
         if cancel is not None and cancel.is_set():
             return BenchRun(plan, reports, None)
-    kept = None if machine.replayed else append_run(machine, data)
-    return BenchRun(plan, reports, data, kept)
+    if machine.replayed:
+        return BenchRun(plan, reports, data)
+    try:
+        return BenchRun(plan, reports, data, append_run(machine, data))
+    except GpudashError as exc:  # the state folder is not writable: the run is shown all the same
+        return BenchRun(plan, reports, data, save_error=str(exc))
 
 
 def plugin_benchmarks(

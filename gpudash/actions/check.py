@@ -65,6 +65,7 @@ def run(
     from gpudash.actions.plugins import plugin_manager
     from gpudash.devices import add_torch_view
     from gpudash.plugin_manager import collect_checks, run_checks
+    from gpudash.plugin_manager.remembered import remember_checks
 
     pm = plugin_manager(session, on_plugin_error)
     machine = session.machine(include_torch=False)
@@ -72,5 +73,7 @@ def run(
     if add_torch and any(d.vendor != "cpu" for d in devices):
         add_torch_view(machine)
     results = run_checks(machine, pm, timeout_s=timeout_s, devices=devices, cancel=cancel, on_result=on_result)
+    if not (cancel is not None and cancel.is_set()):
+        remember_checks(machine, results)  # for `gpudash serve` and the fleet view
     failed = [{"plugin": r.name, "errors": r.errors} for r in pm.records.values() if r.errors]
     return CheckRun(machine, devices, results, len(collect_checks(pm)), failed)

@@ -4,7 +4,9 @@
 write the same file (its text: gpudash.render.export). Anything that runs device code goes through the
 child-process runner: probes (gpudash.measure.probe), the quick benchmark (gpudash.measure.bench), plugin
 checks (gpudash.plugin_manager), and the model-memory trace or GPU batch trials (gpudash.recommend.memory_task).
-`bench="none"` runs none of them: spec facts only, and the analytic memory formula.
+`bench="none"` runs none of them: spec facts, what earlier probes, benchmarks and exports remembered for the
+device, and the analytic memory formula. Whatever a live export measures is remembered (the probe store and the
+bench history), so the Benchmarks view and a later gpudash.amp.AmpConfig.auto() see it and answer the same.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from gpudash.devices import Machine
 from gpudash.errors import GpudashError, UsageError
 from gpudash.fileio import atomic_write_text
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
-from gpudash.recommend import Facts, Settings, choose_dtype, facts_for, recommend
-from gpudash.recommend.facts import BatchTrial, ModelMemory, check_as_dict
-from gpudash.recommend.model_spec import analytic_memory, describe, model_spec
+from gpudash.recommend import Facts, Settings, decisions, recommend
+from gpudash.recommend.facts import BatchTrial, check_as_dict
+from gpudash.recommend.machine_facts import add_remembered, machine_facts
+from gpudash.recommend.model_spec import analytic_memory, describe, model_spec, traced_memory
 from gpudash.render.export import render
 
 if TYPE_CHECKING:
@@ -65,11 +68,6 @@ def _quiet(_: str) -> None:
     pass
 
 
-def _host_cores(machine: Machine) -> int | None:
-    cpu = next((d for d in machine.devices if d.vendor == "cpu"), None)
-    return cpu.logical_cores if cpu is not None else None
-
-
 def _available_memory(machine: Machine, device: DeviceInfo) -> int | None:
     """Free device memory right now (live machines only: a snapshot's samples are not this moment)."""
     if machine.replayed:
@@ -82,14 +80,10 @@ def _available_memory(machine: Machine, device: DeviceInfo) -> int | None:
 
 
 def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], bench: str) -> Facts:
-    return facts_for(
+    return machine_facts(
+        machine,
         device,
-        replayed=machine.replayed,
-        source=machine.label,
-        runtime=machine.runtime,
         config=config,
-        host_logical_cores=_host_cores(machine),
-        accelerators_on_host=sum(1 for d in machine.devices if d.vendor != "cpu"),
         memory_available_bytes=_available_memory(machine, device),
         bench_mode=bench,
         generated=now_iso(),
@@ -99,22 +93,25 @@ def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], ben
 
 def _probe(machine: Machine, device: DeviceInfo, config: dict[str, Any], facts: Facts, status: Status) -> None:
     try:
-        from gpudash.measure.probe import probe_machine
+        from gpudash.measure.probe import probe_machine, remember
     except ImportError:
         facts.not_run["probe"] = "the probe module (gpudash.measure.probe) is not installed"
         return
     status(f"probing the precisions of {device.key}")
     found = probe_machine(machine, devices=[device], timeout_s=config["probe"]["timeout_s"])
-    facts.probe = _matrix_for(found, device)
-    if facts.probe is None:
+    matrix = facts.probe = _matrix_for(found, device)
+    if matrix is None:
         facts.not_run["probe"] = "the probe returned nothing for this device"
+        return
+    _keep(facts, "probe", lambda: remember(machine, {device.key: matrix}))
 
 
 def _bench(
     machine: Machine, device: DeviceInfo, config: dict[str, Any], facts: Facts, mode: str, status: Status
 ) -> None:
     try:
-        from gpudash.measure.bench import bench_machine
+        from gpudash.measure.bench import bench_json, bench_machine
+        from gpudash.measure.bench.store import append_run
     except ImportError:
         facts.not_run["bench"] = "the benchmark module (gpudash.measure.bench) is not installed"
         return
@@ -132,6 +129,17 @@ def _bench(
     facts.bench = getattr(report, "matrix", report)
     if facts.bench is None:
         facts.not_run["bench"] = "the benchmark returned nothing for this device"
+        return
+    # Kept in the bench history like any `gpudash bench` run: the Benchmarks view and gpudash.amp see it.
+    _keep(facts, "bench", lambda: append_run(machine, bench_json(machine, {device.key: report}, mode)))
+
+
+def _keep(facts: Facts, what: str, save: Callable[[], Any]) -> None:
+    """Remember a measurement; a store that cannot be written costs the memory, not the export."""
+    try:
+        save()
+    except (OSError, GpudashError) as exc:  # GpudashError: fileio refused the path (a symbolic link, ...)
+        facts.not_run[f"remembering the {what}"] = f"could not be saved ({exc}); this export still uses it"
 
 
 def _matrix_for(found: Any, device: DeviceInfo) -> Any:
@@ -161,7 +169,7 @@ def _memory(machine: Machine, device: DeviceInfo, facts: Facts, status: Status) 
     from gpudash.measure.runner import Task, run_one
 
     spec = model_spec(facts.config)
-    dtype = choose_dtype(facts).dtype
+    dtype = decisions.amp_dtype(facts).dtype
     target = int(facts.config["export"]["target_effective_batch"])
     if not machine.replayed and device.vendor != "cpu" and device.torch_index is not None:
         status(f"finding the largest batch on {device.key} by trial steps")
@@ -192,27 +200,11 @@ def _memory(machine: Machine, device: DeviceInfo, facts: Facts, status: Status) 
             return
         facts.not_run["batch trials"] = f"{res.status}: {res.error}; estimating instead"
     status("tracing the model's memory on the CPU")
-    res = run_one(
-        Task(
-            "gpudash.recommend.memory_task:trace_memory",
-            {"spec": spec, "dtype": dtype},
-            timeout_s=MEMORY_TIMEOUT_S,
-            name="memory trace",
-        )
-    )
-    if res.ok:
-        v = res.value
-        facts.model_memory = ModelMemory(
-            describe(spec),
-            v["param_count"],
-            v["activation_bytes_per_sample"],
-            v["dtype"],
-            "traced",
-            "measured",
-            v["fixed_bytes"],
-        )
+    traced, why = traced_memory(spec, dtype, MEMORY_TIMEOUT_S)
+    if traced is not None:
+        facts.model_memory = traced
         return
-    _formula(facts, spec, dtype, f"the memory trace failed ({res.status}: {res.error})")
+    _formula(facts, spec, dtype, why)
 
 
 def _formula(facts: Facts, spec: dict, dtype: str, why: str) -> None:
@@ -249,16 +241,21 @@ def export_settings(
         timings[name] = round(time.perf_counter() - start, 2)
 
     if bench == "none":
-        facts.not_run.setdefault("probe", "--bench none: spec facts only")
-        facts.not_run.setdefault("bench", "--bench none: spec facts only")
-        facts.not_run.setdefault("checks", "--bench none: spec facts only")
-        _formula(facts, model_spec(config), choose_dtype(facts).dtype, "--bench none runs no model")
+        nothing = "--bench none runs nothing, and nothing was remembered for this device"
+        facts.not_run.setdefault("probe", nothing)
+        facts.not_run.setdefault("bench", nothing)
+        facts.not_run.setdefault("checks", "--bench none: no checks run")
+        add_remembered(facts, machine)  # what probe, bench and earlier exports measured here still counts
+        _formula(facts, model_spec(config), decisions.amp_dtype(facts).dtype, "--bench none runs no model")
     else:
         if machine.replayed:
             facts.not_run["probe"] = facts.not_run["bench"] = NOT_RUN_REPLAYED
         else:
             step("probe", _probe, machine, dev, config, facts, status)
             step("bench", _bench, machine, dev, config, facts, bench, status)
+        # Decide from what is remembered now: this run's measurements merged with earlier ones, the same
+        # facts a later AmpConfig.auto() reads.
+        add_remembered(facts, machine)
         step("checks", _checks, machine, dev, session.plugin_dirs, facts, status, on_plugin_error)
         step("memory", _memory, machine, dev, facts, status)
     return Gathered(facts, recommend(facts), timings)

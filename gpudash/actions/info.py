@@ -11,11 +11,14 @@ from typing import Any
 from gpudash.actions.session import Session
 
 
-def info(session: Session, include_torch: bool | None = True, with_samples: bool = True) -> dict[str, Any]:
+def info(
+    session: Session, include_torch: bool | None = True, with_samples: bool = True, redact: bool = False
+) -> dict[str, Any]:
     """The info document. With `include_torch` torch's own view of the GPUs is merged in (importing torch costs
     a second or more); without it it is left out; with None it is merged only when it is the only view there
     can be (no NVML or amdsmi GPU, but a GPU device node torch could use), and torch's versions are otherwise
-    read from its files."""
+    read from its files. With `redact`, the hostname, UUIDs, PCI ids and processes are stable placeholders
+    (gpudash.redaction)."""
     from gpudash.info import info_json
 
     machine = session.machine(include_torch=bool(include_torch))
@@ -33,4 +36,9 @@ def info(session: Session, include_torch: bool | None = True, with_samples: bool
                     installed.cuda,
                     installed.hip,
                 )
-    return info_json(machine, with_samples=with_samples)
+    document = info_json(machine, with_samples=with_samples)
+    if not redact:
+        return document
+    from gpudash.redaction import redact as redacted
+
+    return redacted(document)

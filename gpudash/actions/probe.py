@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpudash.actions.session import Session
+from gpudash.errors import GpudashError
 
 if TYPE_CHECKING:
     from gpudash.devices import Machine
@@ -30,6 +31,7 @@ class ProbeRun:
     matrices: Matrices
     saved_to: Path | None = None  # None: replayed or cancelled, nothing remembered
     remembered: tuple[str, Matrices] | None = None  # (saved_at, matrices) after this run was saved
+    save_error: str | None = None  # why this run could not be remembered (it is still returned whole)
 
     def to_json(self) -> dict[str, Any]:
         """The probe JSON contract."""
@@ -100,8 +102,12 @@ def probe(
     )
     run = ProbeRun(machine, matrices)
     if not machine.replayed and not stop.is_set():
-        run.saved_to = measure.remember(machine, matrices)
-        run.remembered = measure.remembered(machine)
+        try:
+            run.saved_to = measure.remember(machine, matrices)
+        except GpudashError as exc:  # what was measured is shown all the same
+            run.save_error = str(exc)
+        else:
+            run.remembered = measure.remembered(machine)
     return run
 
 

@@ -21,8 +21,10 @@ class Session:
         machine: Machine | None = None,
         only: Sequence[str] | None = None,
         only_visible: bool = False,
+        readonly: bool = False,
     ) -> None:
         self.config = config
+        self.readonly = readonly  # nothing on the machine is changed (no process is signalled)
         self.replay = replay  # a snapshot file to behave as; None: this machine (or GPUDASH_REPLAY)
         self.extra_plugin_dirs = list(plugin_dirs)  # named by the user for this run, besides the config's
         # The device filter of every face (`--only`, `--only-visible`), applied once the machine is discovered:

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 from gpudash import __version__
 from gpudash.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OK, GpudashError
@@ -23,7 +24,11 @@ COMMANDS = {
     "export": "export_cmd",
     "snapshot": "snapshot_cmd",
     "plugins": "plugins_cmd",
+    "serve": "serve_cmd",
+    "fleet": "fleet_cmd",
+    "preflight": "preflight_cmd",
     "tui": "tui_cmd",
+    "web": "web_cmd",
 }
 
 EXAMPLES = """examples:
@@ -94,8 +99,18 @@ def _global_options(suppress: bool) -> argparse.ArgumentParser:
     return parent
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose error line shows what was typed safely (an escape sequence given as an argument
+    is echoed as its escape, not sent to the terminal)."""
+
+    def error(self, message: str) -> NoReturn:
+        from gpudash.plain_text import one_line
+
+        super().error(one_line(message, 2000))
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="gpudash",
         description="See the accelerators on this machine, which precisions really work, and how fast. "
         "With no command, opens the live dashboard.",
@@ -132,13 +147,23 @@ def main(argv: list[str] | None = None) -> int:
             args = parser.parse_args([*words, "info"])
     if getattr(args, "no_color", False):
         os.environ["NO_COLOR"] = "1"  # the dashboard (Textual) and child processes follow it too
+    from gpudash.cli import needs_torch
     from gpudash.cli.context import Context
+    from gpudash.cli.option_values import check_option_values
+    from gpudash.cli.output import guarded_stdout
 
     try:
+        check_option_values(args)
         ctx = Context(args)
-        return int(args.func(ctx) or EXIT_OK)
+        needs_torch.check(args, ctx.session.config)  # the light install: one line and exit 3, before any work
+        if args.command == "tui":  # the dashboard draws on the terminal itself
+            return int(args.func(ctx) or EXIT_OK)
+        with guarded_stdout():  # a full disk is one line (gpudash.cli.output), not a traceback
+            return int(args.func(ctx) or EXIT_OK)
     except GpudashError as exc:
-        print(f"gpudash: error: {exc}", file=sys.stderr)
+        from gpudash.plain_text import one_line
+
+        print(f"gpudash: error: {one_line(exc, 4000)}", file=sys.stderr)  # what the user typed, shown safely
         return exc.exit_code
     except KeyboardInterrupt:
         print("gpudash: interrupted", file=sys.stderr)

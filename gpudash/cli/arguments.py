@@ -60,8 +60,11 @@ def precision_list(text: str | Iterable[str] | None, option: str = "--precisions
 
 
 def say(message: str) -> None:
-    """One line for the user on stderr, so stdout stays clean for the data."""
-    print(f"gpudash: {message}", file=sys.stderr, flush=True)
+    """One line for the user on stderr, so stdout stays clean for the data; what came from outside (a file
+    name, a device name) shown safely."""
+    from gpudash.plain_text import one_line
+
+    print(f"gpudash: {one_line(message, 4000)}", file=sys.stderr, flush=True)
 
 
 def plugin_error(plugin: str, message: str) -> None:

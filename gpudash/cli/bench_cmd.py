@@ -9,10 +9,10 @@ history for before/after comparisons (gpudash.actions.bench); `--save` writes a 
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING
 
+from gpudash import strict_json
 from gpudash.cli.arguments import add_device_option, add_precisions_option
 from gpudash.errors import UsageError
 
@@ -101,7 +101,7 @@ def measure(ctx: Context) -> int:
     """A live (or replayed) run: plan it, check the platform, measure, keep, save a profile, print it."""
     from gpudash.actions import bench, profiles
     from gpudash.cli.arguments import plugin_error, positive_seconds, precision_list, say
-    from gpudash.fileio import check_output
+    from gpudash.fileio import check_output, is_stdout
     from gpudash.render.bench import render
     from gpudash.render.progress import Progress
 
@@ -111,6 +111,8 @@ def measure(ctx: Context) -> int:
     budget = positive_seconds(args.case_budget, "--case-budget", config["bench"]["case_budget_s"])
     timeout = positive_seconds(args.timeout, "--timeout", config["bench"]["timeout_s"])
     if args.save:
+        if is_stdout(args.save):  # the profile and the benchmark would run together into one unreadable stream
+            raise UsageError(f"--save {args.save}: the profile is a file of its own; name a file, not stdout")
         check_output(args.save, "--save")
     plan = bench.plan(
         ctx.session,
@@ -154,10 +156,12 @@ def measure(ctx: Context) -> int:
     assert result.data is not None  # nothing cancels a command-line run but Ctrl-C, which raises
     if result.history_path is not None:
         say(f"run kept in {result.history_path}")
+    if result.save_error is not None:
+        say(f"warning: run not kept: {result.save_error}")
     if args.save:
         replaced = profiles.save(result, args.save)
         say(f"{'replaced' if replaced else 'wrote'} profile {args.save}")
-    print(json.dumps(result.data, indent=2, allow_nan=False) if args.json else render(result.data))
+    print(strict_json.dumps(result.data) if args.json else render(result.data))
     return 0
 
 
@@ -167,7 +171,7 @@ def show_profile(path: str, as_json: bool) -> int:
 
     saved = load(path)
     if as_json:
-        print(json.dumps(saved.to_json(), indent=2))
+        print(strict_json.dumps(saved.to_json()))
     else:
         print(render_profile(path, saved.profile.metadata, saved.bench_data()))
     return 0
@@ -179,7 +183,7 @@ def compare(path_a: str, path_b: str, as_json: bool) -> int:
 
     found = compare_profiles(path_a, path_b)
     if as_json:
-        print(json.dumps(found.to_json(), indent=2))
+        print(strict_json.dumps(found.to_json()))
     else:
         meta_a, meta_b = found.a.profile.metadata, found.b.profile.metadata
         print(render_comparison(path_a, meta_a, path_b, meta_b, found.rows))

@@ -8,9 +8,9 @@ whole report. A warning or a skipped check leaves it 0.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
+from gpudash import strict_json
 from gpudash.cli.arguments import add_device_option
 from gpudash.errors import UsageError
 
@@ -51,7 +51,7 @@ def run(ctx: Context) -> int:
         raise UsageError(f"--timeout: expected seconds from 0 to 3600, got {ctx.args.timeout:g}")
     found = run_checks(ctx.session, device=ctx.args.device, timeout_s=ctx.args.timeout, on_plugin_error=plugin_error)
     if ctx.args.json:
-        print(json.dumps(found.to_json(), indent=2))
+        print(strict_json.dumps(found.to_json()))
     else:
         print(
             render(

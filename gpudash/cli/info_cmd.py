@@ -4,8 +4,9 @@ contract. The text never waits for torch: it is imported only when no vendor lib
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from gpudash import strict_json
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -50,6 +51,11 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     )
     p.add_argument("--no-processes", action="store_true", help="leave out the table of GPU processes")
     p.add_argument("--no-torch", action="store_true", help="--json: leave out torch's view of the GPUs (faster)")
+    p.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace the hostname, UUIDs, PCI ids and process names, users and pids with placeholders",
+    )
     p.set_defaults(func=run)
 
 
@@ -70,9 +76,9 @@ def run(ctx: Context) -> int:
     color = ctx.color()
 
     def frame(width: int | None) -> str:
-        data = info(ctx.session, include_torch=include_torch)
+        data = info(ctx.session, include_torch=include_torch, redact=args.redact)
         if args.json:
-            return json.dumps(data) if args.watch is not None else json.dumps(data, indent=2)
+            return strict_json.dumps(data, indent=None if args.watch is not None else 2)
         from gpudash.render.info import render
 
         return render(

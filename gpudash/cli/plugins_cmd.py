@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from gpudash import strict_json
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -29,7 +30,7 @@ def run(ctx: Context) -> int:
 
     listing = list_plugins(ctx.session, on_error=plugin_error)
     if ctx.args.json:
-        print(json.dumps(listing.to_json(), indent=2))
+        print(strict_json.dumps(listing.to_json()))
     else:
         print(render(listing.records, listing.load_env))
     return 0

@@ -9,9 +9,9 @@ precision the spec calls native on a device failed there: the hardware should do
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING
 
+from gpudash import strict_json
 from gpudash.cli.arguments import add_device_option, add_precisions_option
 
 if TYPE_CHECKING:
@@ -76,8 +76,10 @@ def run(ctx: Context) -> int:
     )
     if result.saved_to is not None:
         say(f"remembered in {result.saved_to}")
+    if result.save_error is not None:
+        say(f"warning: not remembered: {result.save_error}")
     data = result.to_json()
-    print(json.dumps(data, indent=2, allow_nan=False) if args.json else render(data))
+    print(strict_json.dumps(data) if args.json else render(data))
     failed = result.native_failures()
     if failed:
         listed = ", ".join(f"{key} {precision}" for key, precision in failed)

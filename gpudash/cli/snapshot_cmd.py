@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
+
+
+MIN_INTERVAL_S = 0.05  # as config snapshot.interval allows: drivers take milliseconds per reading
 
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
@@ -21,6 +25,13 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument(
         "--interval", type=float, default=None, help="seconds between samples (default: config snapshot.interval)"
     )
+    p.add_argument(
+        "--redact",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="replace the hostname, UUIDs, serials, PCI ids and process names, commands, users and pids with "
+        "stable placeholders, for a public bug report; the file still replays (default: config snapshot.redact)",
+    )
     p.set_defaults(func=run)
 
 
@@ -33,12 +44,13 @@ def run(ctx: Context) -> int:
     config = ctx.session.config["snapshot"]
     seconds = ctx.args.seconds if ctx.args.seconds is not None else config["seconds"]
     interval = ctx.args.interval if ctx.args.interval is not None else config["interval"]
-    if seconds < 0 or seconds > 3600:
+    if not 0 <= seconds <= 3600:  # written so that NaN is refused too
         raise UsageError(f"--seconds: expected a value from 0 to 3600, got {seconds}")
-    if interval <= 0:
-        raise UsageError(f"--interval: expected a positive number, got {interval}")
+    if not MIN_INTERVAL_S <= interval <= 60:  # the bounds of config snapshot.interval
+        raise UsageError(f"--interval: expected seconds from {MIN_INTERVAL_S} to 60, got {interval}")
     check_output(ctx.args.output, "-o")  # fail before spending seconds sampling
-    taken = snapshot.take(ctx.session, seconds, interval)
+    redact = ctx.args.redact if ctx.args.redact is not None else config["redact"]
+    taken = snapshot.take(ctx.session, seconds, interval, redact=redact)
     how = snapshot.write(taken, ctx.args.output)
     if how != STREAMED:
         machine = ctx.session.machine()

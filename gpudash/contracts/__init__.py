@@ -2,8 +2,8 @@
 
 One file per contract: the snapshot file, the JSON of info, probe, bench (and bench --compare), check and
 plugins, the export tree (TOML and JSON alike) and the calibration profile. docs/ARCHITECTURE.md names each
-one's producer; tests/test_contracts.py validates real command output against them. Nothing here imports a
-validator: a reader that validates brings its own (the tests use `jsonschema`).
+one's producer; tests/test_contracts.py validates real command output against them (with `jsonschema`). The
+readers check the files they read against them through `validation.problems` (jsonschema-rs, imported then).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from gpudash.devices.fields import lost_reason
 from gpudash.devices.gpu_presence import amd_driver_loaded, installed_torch_runtime, torch_could_see_gpus
@@ -49,25 +50,32 @@ def _replayed(path: str) -> Machine:
 
 
 def _open_vendor_backends(notes: list[str]) -> list:
+    """NVML and amdsmi, each in a child process of its own with time limits (gpudash.devices.contained): a
+    driver that hangs or crashes costs its devices' readings, never gpudash."""
+    from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
+    from gpudash.devices.contained import contained
     from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
 
-    opened: list = []
-    try:
-        opened.append(NvmlBackend())
-    except NvmlUnavailable as exc:
-        notes.append(f"NVML: {exc}")
-    # amdsmi's import alone costs more than the rest of `gpudash info`; without the amdgpu driver it could
-    # find nothing anyway. An amdsmi already imported (by a host program, or a test's stand-in) is used.
-    if "amdsmi" not in sys.modules and not amd_driver_loaded():
-        notes.append("amdsmi: no AMD GPU driver loaded (no /sys/module/amdgpu)")
-        return opened
-    from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
-
-    try:
-        opened.append(AmdSmiBackend())
-    except AmdSmiUnavailable as exc:
-        notes.append(f"amdsmi: {exc}")
+    vendors: list[tuple[str, str, Callable[..., Any], type[Exception]]] = [
+        ("NVML", "nvml", NvmlBackend, NvmlUnavailable),
+        ("amdsmi", "amdsmi", AmdSmiBackend, AmdSmiUnavailable),
+    ]
+    opened = []
+    for label, name, factory, unavailable in vendors:
+        # amdsmi's import alone costs more than the rest of `gpudash info`; without the amdgpu driver it could
+        # find nothing anyway. An amdsmi already imported (by a host program, or a test's stand-in) is used.
+        if name == "amdsmi" and "amdsmi" not in sys.modules and not amd_driver_loaded():
+            notes.append("amdsmi: no AMD GPU driver loaded (no /sys/module/amdgpu)")
+            continue
+        try:
+            opened.append(contained(name, partial(_open_with, factory), unavailable))
+        except unavailable as exc:
+            notes.append(f"{label}: {exc}")
     return opened
+
+
+def _open_with(factory: Callable[..., Any], wrap: Callable[[Any], Any]) -> Any:
+    return factory(wrap=wrap)
 
 
 def _live(include_torch: bool) -> Machine:

@@ -10,6 +10,8 @@ import contextlib
 import importlib
 import io
 import time
+from collections.abc import Callable
+from typing import Any
 
 from gpudash.devices.amd_processes import AmdProcesses
 from gpudash.devices.fields import error_reason, read_field
@@ -57,8 +59,10 @@ def _number(value, field: str, missing: dict[str, str]):
 class AmdSmiBackend:
     name = "amdsmi"
 
-    def __init__(self) -> None:
-        self.smi = import_amdsmi()
+    def __init__(self, wrap: Callable[[Any], Any] | None = None) -> None:
+        """`wrap`, when given, stands between this adapter and the binding (as for NvmlBackend)."""
+        binding = import_amdsmi()
+        self.smi = wrap(binding) if wrap is not None else binding
         try:
             self.smi.amdsmi_init()
             self._handles = list(self.smi.amdsmi_get_processor_handles())

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import time
+from collections.abc import Callable
+from typing import Any
 
 from gpudash.devices.fields import error_reason, is_lost, lost_reason, read_field, text
 from gpudash.devices.nvml_mig import mig_state
@@ -43,9 +45,12 @@ def _enabled(value) -> str:
 class NvmlBackend:
     name = "nvml"
 
-    def __init__(self) -> None:
+    def __init__(self, wrap: Callable[[Any], Any] | None = None) -> None:
+        """`wrap`, when given, stands between this adapter and the binding (gpudash.devices.contained notes
+        each call in progress with it)."""
         try:
-            self.nvml = importlib.import_module("pynvml")
+            binding = importlib.import_module("pynvml")
+            self.nvml = wrap(binding) if wrap is not None else binding
             self.nvml.nvmlInit()
         except ImportError:
             raise NvmlUnavailable("nvidia-ml-py is not installed") from None

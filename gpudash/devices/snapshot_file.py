@@ -1,18 +1,34 @@
 """The snapshot file: read with strict checks, write atomically.
 
-A snapshot is a whole machine. The required keys are checked here so that a corrupt or foreign file
-stops with one line naming the file and the key, never a traceback deep in the UI.
+A snapshot is a whole machine. Everything in it is checked here so that a corrupt, foreign or hostile file
+stops with one line naming the file and the field (exit code 2), never a traceback deep in the UI: a regular
+file of bounded size (gpudash.fileio), strict JSON of bounded depth with every string safe for the terminal
+(gpudash.strict_json), the snapshot contract (gpudash/contracts/snapshot.schema.json), and every field's type
+and range as the replay will use it (gpudash.field_checks).
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpudash import strict_json
 from gpudash.errors import UsageError
+from gpudash.field_checks import FieldProblem, build
 from gpudash.fileio import read_user_file
-from gpudash.models import VENDORS
+from gpudash.models import (
+    COMPUTE,
+    COMPUTE_AND_GRAPHICS,
+    GRAPHICS,
+    LOST,
+    OK,
+    VENDORS,
+    DeviceInfo,
+    Host,
+    Runtime,
+    Sample,
+)
 
 FORMAT = "gpudash-snapshot"
 VERSION = 1
@@ -32,15 +48,80 @@ def _fail(path: Path, where: str, problem: str) -> UsageError:
     return UsageError(f"{path}: {where}: {problem}" if where else f"{path}: {problem}")
 
 
+MAX_DEVICES = 1024  # a whole machine; a file with more is not one (and would never draw a first frame)
+# Values a field may take, wherever it appears in a device or a sample.
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "vendor": VENDORS,
+    "status": (OK, LOST),
+    "type": (COMPUTE, GRAPHICS, COMPUTE_AND_GRAPHICS),
+}
+_NOT_FROM_FILES = frozenset({"sources", "extra"})  # set by gpudash itself, never taken from a file...
+# ...but for the CPU facts the architecture tables read (gpudash.knowledge.cpu: vendor_of, microarch), which a
+# snapshot keeps under "extra" so a replay places the CPU as the live machine does.
+TABLE_EXTRAS = ("cpu_vendor", "cpu_family", "cpu_model")
+
+
+@dataclass
+class RecordedDevice:
+    info: DeviceInfo
+    samples: list[Sample]
+    torch: dict[str, bool | None] | None = None  # torch's view, when the snapshot recorded it
+
+
+@dataclass
+class RecordedMachine:
+    host: Host
+    runtime: Runtime
+    devices: list[RecordedDevice] = field(default_factory=list)
+    origin: str | None = None
+
+
 def read_snapshot(path: str | Path) -> dict[str, Any]:
+    """The snapshot's document, checked (see the module's docstring); UsageError naming file and field."""
     path = Path(path)
     text = read_user_file(path, "snapshot file", UsageError)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+        data = strict_json.loads(text, lines=False)  # names, ids: one line each
+    except strict_json.JsonProblem as exc:
+        raise UsageError(f"{path}: {exc}") from None
     validate(path, data)
+    from gpudash.contracts.validation import problems
+
+    for problem in problems("snapshot", data):
+        raise UsageError(f"{path}: {problem} (the snapshot contract)")
     return data
+
+
+def read_machine(path: str | Path) -> RecordedMachine:
+    """The recorded machine, every field checked as the replay will use it."""
+    path = Path(path)
+    data = read_snapshot(path)
+    try:
+        return _machine(data)
+    except FieldProblem as exc:
+        raise UsageError(f"{path}: {exc}") from None
+
+
+def _machine(data: dict[str, Any]) -> RecordedMachine:
+    machine = RecordedMachine(
+        host=build(Host, data["host"], "host"),
+        runtime=build(Runtime, data["runtime"], "runtime"),
+        origin=data.get("origin") if isinstance(data.get("origin"), str) else None,
+    )
+    seen: set[str] = set()
+    for i, raw in enumerate(data["devices"]):
+        where = f"devices[{i}]"
+        info = build(DeviceInfo, raw, where, skip=_NOT_FROM_FILES, choices=CHOICES)
+        extra = raw.get("extra")
+        if isinstance(extra, dict):
+            info.extra.update({k: v for k, v in extra.items() if k in TABLE_EXTRAS and isinstance(v, str)})
+        if info.key in seen:
+            raise FieldProblem(f"{where}: a second device {info.key} (vendor and index name one device)")
+        seen.add(info.key)
+        samples = [build(Sample, s, f"{where}.samples[{j}]", choices=CHOICES) for j, s in enumerate(raw["samples"])]
+        torch = raw.get("torch")
+        machine.devices.append(RecordedDevice(info, samples, torch if isinstance(torch, dict) else None))
+    return machine
 
 
 def validate(path: Path, data: Any) -> None:
@@ -59,6 +140,8 @@ def validate(path: Path, data: Any) -> None:
     devices = data.get("devices")
     if not isinstance(devices, list):
         raise _fail(path, "devices", "missing or not a list")
+    if len(devices) > MAX_DEVICES:
+        raise _fail(path, "devices", f"{len(devices)} devices, more than the {MAX_DEVICES} gpudash replays")
     for i, dev in enumerate(devices):
         where = f"devices[{i}]"
         if not isinstance(dev, dict):

@@ -49,29 +49,42 @@ def _half(**sparse: float) -> dict[str, float]:
 
 
 # --- NVIDIA datacenter -------------------------------------------------------------------------------------------
+# Every figure below was re-checked against public material; docs/peak-sources.md lists, per part and figure, the
+# page that holds it and where it was confirmed. Figures nobody could confirm were removed, not kept.
 _NV = "https://www.nvidia.com/en-us/data-center"
 _V100 = f"{_NV}/v100/"
+_V100_DS = "https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf"
 _P100 = f"{_NV}/tesla-p100/"
+_P100_SXM2 = (
+    "https://www.techrival.com/nvidia-volta-tesla-v100-cards-detailed-150w-single-slot-300w-dual-slot-gv100-powered"
+    "-pcie-accelerators/ (NVIDIA's Tesla comparison table)"
+)
+_GCP_GPUS = "https://cloud.google.com/compute/docs/gpus"
 _T4 = f"{_NV}/tesla-t4/"
-_A100 = f"{_NV}/a100/"
+_A100_DS = (
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
+    "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"
+)
 _A30 = f"{_NV}/products/a30-gpu/"
 _A10 = f"{_NV}/products/a10-gpu/"
-_A40 = f"{_NV}/a40/"
+_A40_DS = "https://images.nvidia.com/content/Solutions/data-center/a40/nvidia-a40-datasheet.pdf"
 _L4 = f"{_NV}/l4/"
 _L40 = f"{_NV}/l40/"
 _L40S = f"{_NV}/l40s/"
+_L40_TABLE = "https://www.mullet.se/product.html?product_id=355414 (NVIDIA's L40/L40S table)"
 _H100 = f"{_NV}/h100/"
+_H100_WP = "https://resources.nvidia.com/en-us-hopper-architecture/nvidia-h100-tensor-c"
 _H200 = f"{_NV}/h200/"
-_GH200 = f"{_NV}/grace-hopper-superchip/"
+_GH200_DS = "https://nvdam.widen.net/s/rrgqqnpbz8/grace-datasheet-gh200-grace-hopper-superchip-3773000"
+_BLACKWELL_DS = "https://nvdam.widen.net/s/wwnsxrhm2w/blackwell-datasheet-3384703"
 _HGX = f"{_NV}/hgx/"
-_DGXB200 = f"{_NV}/dgx-b200/"
-_GB200 = f"{_NV}/gb200-nvl72/"
 _B300_TABLE = "https://glennklockwood.com/garden/processors/B300"
 _JETSON = "https://developer.nvidia.com/embedded/jetson-modules"
 
+# A100: the datasheet prints the dense figure and the sparse one side by side; the dense column is used.
 _A100_C = {"fp64": 19.5, "fp32": 19.5, "tf32": 156.0, "fp16": 312.0, "bf16": 312.0, "int8": 624.0}
-# H100 SXM prints 989 / 1979 / 3958 TFLOPS tf32 / 16-bit / fp8+int8 with sparsity; the unrounded dense halves are
-# 132 SM x 1830 MHz x 2048 / 4096 / 8192 = 494.7 / 989.4 / 1978.9 (NVIDIA's rounding of these doubled).
+# H100 SXM: the Hopper whitepaper prints the dense figures unrounded (132 SM x 1830 MHz x 2048 / 4096 / 8192 =
+# 494.7 / 989.4 / 1978.9); the datasheet prints 989 / 1979 / 3958 with sparsity. fp64/fp32: the datasheet's 67.
 _H100_SXM_C = {
     "fp64": 67.0,
     "fp32": 67.0,
@@ -82,7 +95,10 @@ _H100_SXM_C = {
     "int8": 1978.9,
 }
 _H100_NVL_C = {"fp64": 60.0, "fp32": 60.0, **_half(tf32=835.0, fp16=1671.0, bf16=1671.0, fp8=3341.0, int8=3341.0)}
-_BLACKWELL_HGX = {"fp64": 37.0, "fp32": 75.0, "tf32": 1125.0, "fp16": 2250.0, "bf16": 2250.0, **_fp8(4500.0)}
+# H200 SXM: fp32 and the 16-bit/fp8/int8 sparse figures confirmed; its fp64 and tf32 figures were not.
+_H200_SXM_C = {"fp32": 67.0, **_half(fp16=1979.0, bf16=1979.0, fp8=3958.0, int8=3958.0)}
+# GH200: the datasheet prints "989* | 494" style pairs; its dense column is used as printed.
+_GH200_C = {"fp64": 67.0, "fp32": 67.0, "tf32": 494.0, "fp16": 990.0, "bf16": 990.0, **_fp8(1979.0), "int8": 1979.0}
 
 NVIDIA_DATACENTER: tuple[Part, ...] = (
     # Volta / Pascal / Turing
@@ -90,7 +106,7 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         "NVIDIA V100 SXM2",
         "nvidia",
         r"\bv100 sxm2\b",
-        _V100,
+        f"{_V100}; {_V100_DS}",
         {"fp64": 7.8, "fp32": 15.7, "fp16": 125.0},
         900.0,
         group="V100",
@@ -99,7 +115,7 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         "NVIDIA V100 PCIe",
         "nvidia",
         r"\bv100 pcie\b",
-        _V100,
+        f"{_V100}; {_V100_DS}",
         {"fp64": 7.0, "fp32": 14.0, "fp16": 112.0},
         900.0,
         group="V100",
@@ -108,101 +124,101 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         "NVIDIA V100S PCIe",
         "nvidia",
         r"\bv100s\b",
-        _V100,
+        f"{_V100}; {_V100_DS}",
         {"fp64": 8.2, "fp32": 16.4, "fp16": 130.0},
         1134.0,
         group="V100",
     ),
+    # P100 SXM2: NVIDIA's own comparison table gives fp64/fp32 only; its fp16 and bandwidth were not confirmed.
     Part(
         "NVIDIA P100 SXM2",
         "nvidia",
         r"\bp100 sxm2\b",
-        _P100,
-        {"fp64": 5.3, "fp32": 10.6, "fp16": 21.2},
-        732.0,
+        f"{_P100}; {_P100_SXM2}",
+        {"fp64": 5.3, "fp32": 10.6},
+        None,
         group="P100",
     ),
     Part(
         "NVIDIA P100 PCIe 16GB",
         "nvidia",
         r"\bp100 pcie 16gb\b",
-        _P100,
+        f"{_P100}; {_GCP_GPUS}",
         {"fp64": 4.7, "fp32": 9.3, "fp16": 18.7},
         732.0,
         group="P100",
     ),
+    # the 12 GB card: the same compute line of the P100 PCIe datasheet; its 549 GB/s was not confirmed
     Part(
         "NVIDIA P100 PCIe 12GB",
         "nvidia",
         r"\bp100 pcie 12gb\b",
-        _P100,
+        f"{_P100}; {_GCP_GPUS}",
         {"fp64": 4.7, "fp32": 9.3, "fp16": 18.7},
-        549.0,
+        None,
         group="P100",
     ),
+    # T4: the product page prints "320+ GB/s" (its one-page datasheet says 300 GB/s); the page's figure is used.
     Part(
         "NVIDIA T4", "nvidia", r"(?:^|\s)(?:tesla )?t4(?:\s|$)", _T4, {"fp32": 8.1, "fp16": 65.0, "int8": 130.0}, 320.0
     ),
     # Ampere: compute identical across A100 variants, bandwidth by memory (40GB SXM/PCIe 1555; 80GB PCIe 1935; SXM 2039)
-    Part("NVIDIA A100 40GB", "nvidia", r"\ba100\b.*\b40gb\b", _A100, _A100_C, 1555.0, group="A100"),
+    Part("NVIDIA A100 40GB", "nvidia", r"\ba100\b.*\b40gb\b", _A100_DS, _A100_C, 1555.0, group="A100"),
     Part(
         "NVIDIA A100 80GB PCIe",
         "nvidia",
         r"\ba100\b.*(?:\b80gb\b.*\bpcie\b|\bpcie\b.*\b80gb\b)",
-        _A100,
+        _A100_DS,
         _A100_C,
         1935.0,
         group="A100",
     ),
-    Part("NVIDIA A100 80GB SXM", "nvidia", r"\ba100 sxm4? 80gb\b", _A100, _A100_C, 2039.0, group="A100"),
+    Part("NVIDIA A100 80GB SXM", "nvidia", r"\ba100 sxm4? 80gb\b", _A100_DS, _A100_C, 2039.0, group="A100"),
+    # A30: fp16/bf16/int8 as the dense column prints them; tf32 from the sparse 165; its fp64 figure was not confirmed
     Part(
         "NVIDIA A30",
         "nvidia",
         r"\ba30\b",
         _A30,
-        {"fp64": 10.3, "fp32": 10.3, **_half(tf32=165.0, fp16=330.0, bf16=330.0, int8=661.0)},
+        {"fp32": 10.3, "fp16": 165.0, "bf16": 165.0, "int8": 330.0, **_half(tf32=165.0)},
         933.0,
     ),
-    Part(
-        "NVIDIA A10",
-        "nvidia",
-        r"\ba10\b",
-        _A10,
-        {"fp32": 31.2, **_half(tf32=125.0, fp16=250.0, bf16=250.0, int8=500.0)},
-        600.0,
-    ),
+    # A10: its tf32 figure was not confirmed
+    Part("NVIDIA A10", "nvidia", r"\ba10\b", _A10, {"fp32": 31.2, **_half(fp16=250.0, bf16=250.0, int8=500.0)}, 600.0),
+    # A40: its dense tf32 figure was not confirmed
     Part(
         "NVIDIA A40",
         "nvidia",
         r"\ba40\b",
-        _A40,
-        {"fp32": 37.4, **_half(tf32=149.6, fp16=299.4, bf16=299.4, int8=598.6)},
+        _A40_DS,
+        {"fp32": 37.4, "fp16": 149.7, "bf16": 149.7, "int8": 299.3},
         696.0,
     ),
-    # Ada
+    # Ada. L4: tf32 and int8 were not confirmed.
     Part(
         "NVIDIA L4",
         "nvidia",
         r"(?:^|\s)l4(?:\s|$)",
         _L4,
-        {"fp32": 30.3, **_half(tf32=120.0, fp16=242.0, bf16=242.0, fp8=485.0, int8=485.0)},
+        {"fp32": 30.3, **_half(fp16=242.0, bf16=242.0, fp8=485.0)},
         300.0,
     ),
     Part(
         "NVIDIA L40",
         "nvidia",
         r"\bl40\b(?! ?s\b)",
-        _L40,
+        f"{_L40}; {_L40_TABLE}",
         # the L40 and L40S datasheets print dense and sparse figures side by side: the dense ones are used
         {"fp32": 90.5, "tf32": 90.5, "fp16": 181.05, "bf16": 181.05, **_fp8(362.0), "int8": 362.0},
         864.0,
     ),
+    # L40S: its int8 figure was not confirmed
     Part(
         "NVIDIA L40S",
         "nvidia",
         r"\bl40 ?s\b",
-        _L40S,
-        {"fp32": 91.6, "tf32": 183.0, "fp16": 362.05, "bf16": 362.05, **_fp8(733.0), "int8": 733.0},
+        f"{_L40S}; {_L40_TABLE}",
+        {"fp32": 91.6, "tf32": 183.0, "fp16": 362.05, "bf16": 362.05, **_fp8(733.0)},
         864.0,
     ),
     # Hopper
@@ -210,7 +226,7 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         "NVIDIA H100 SXM",
         "nvidia",
         r"\bh100\b(?!.*\b(?:pcie|nvl)\b).*\b(?:hbm3|sxm5?)\b",
-        _H100,
+        f"{_H100}; {_H100_WP}",
         _H100_SXM_C,
         3350.0,
         group="H100",
@@ -225,37 +241,39 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         group="H100",
     ),
     Part("NVIDIA H100 NVL", "nvidia", r"\bh100 nvl\b", _H100, _H100_NVL_C, 3900.0, group="H100"),
-    Part("NVIDIA H200 SXM", "nvidia", r"\bh200\b(?!.*\bnvl\b)", _H200, _H100_SXM_C, 4800.0, group="H200"),
+    Part("NVIDIA H200 SXM", "nvidia", r"\bh200\b(?!.*\bnvl\b)", _H200, _H200_SXM_C, 4800.0, group="H200"),
     Part("NVIDIA H200 NVL", "nvidia", r"\bh200 nvl\b", _H200, _H100_NVL_C, 4800.0, group="H200"),
-    Part("NVIDIA GH200 (96GB HBM3)", "nvidia", r"\bgh200\b.*\b96g", _GH200, _H100_SXM_C, 4000.0, group="GH200"),
-    Part("NVIDIA GH200 (144GB HBM3e)", "nvidia", r"\bgh200\b.*\b144g", _GH200, _H100_SXM_C, 4900.0, group="GH200"),
-    # Blackwell: HGX/DGX B200 and GB200 NVL72 totals divided by their GPU count (8, 72)
+    Part("NVIDIA GH200 (96GB HBM3)", "nvidia", r"\bgh200\b.*\b96g", _GH200_DS, _GH200_C, 4000.0, group="GH200"),
+    Part("NVIDIA GH200 (144GB HBM3e)", "nvidia", r"\bgh200\b.*\b144g", _GH200_DS, _GH200_C, 4900.0, group="GH200"),
+    # Blackwell: the datasheet's per-GPU columns (tensor figures printed with sparsity, dense = half; fp4 dense is
+    # printed as a total: HGX B200 72 PF / 8, NVL72 720 PF / 72)
     Part(
         "NVIDIA B200",
         "nvidia",
         r"(?:^|\s)b200\b",
-        f"{_HGX}; {_DGXB200}",
-        {**_BLACKWELL_HGX, "int8": 4500.0, "fp4": 9000.0},
-        8000.0,
-        note="per GPU: HGX B200 (8 GPUs) totals / 8",
+        _BLACKWELL_DS,
+        {
+            "fp64": 37.0,
+            "fp32": 75.0,
+            **_half(tf32=2200.0, fp16=4500.0, bf16=4500.0, fp8=9000.0, int8=9000.0),
+            "fp4": 9000.0,
+        },
+        7700.0,
+        note="per GPU: the datasheet's HGX B200 column (180 GB, 7.7 TB/s; the DGX B200 sheet's 64 TB/s is 8 TB/s)",
     ),
     Part(
         "NVIDIA GB200",
         "nvidia",
         r"\bgb200\b",
-        _GB200,
+        _BLACKWELL_DS,
         {
             "fp64": 40.0,
             "fp32": 80.0,
-            "tf32": 1250.0,
-            "fp16": 2500.0,
-            "bf16": 2500.0,
-            **_fp8(5000.0),
-            "int8": 5000.0,
+            **_half(tf32=2500.0, fp16=5000.0, bf16=5000.0, fp8=10000.0, int8=10000.0),
             "fp4": 10000.0,
         },
         8000.0,
-        note="per GPU: GB200 NVL72 (72 GPUs) totals / 72",
+        note="per GPU: the datasheet's GB200 NVL72 column",
     ),
     Part(
         "NVIDIA B300",
@@ -266,186 +284,119 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         8000.0,
         note="per GPU: HGX B300 (8 GPUs) totals / 8; fp4 and int8 left out (no per-GPU datasheet figure confirmed)",
     ),
-    # Jetson Orin: a torch name of "Orin" covers every module (bandwidth and GPU size differ)
-    Part(
-        "NVIDIA Jetson AGX Orin 64GB",
-        "nvidia",
-        r"\bagx orin\b.*\b64gb\b",
-        _JETSON,
-        {},
-        204.8,
-        "8.7",
-        16,
-        1300,
-        group="Orin",
-    ),
-    Part(
-        "NVIDIA Jetson AGX Orin 32GB",
-        "nvidia",
-        r"\bagx orin\b.*\b32gb\b",
-        _JETSON,
-        {},
-        204.8,
-        "8.7",
-        14,
-        930,
-        group="Orin",
-    ),
-    Part(
-        "NVIDIA Jetson Orin NX 16GB",
-        "nvidia",
-        r"\borin nx\b.*\b16gb\b",
-        _JETSON,
-        {},
-        102.4,
-        "8.7",
-        8,
-        918,
-        group="Orin",
-    ),
-    Part(
-        "NVIDIA Jetson Orin NX 8GB", "nvidia", r"\borin nx\b.*\b8gb\b", _JETSON, {}, 102.4, "8.7", 8, 765, group="Orin"
-    ),
-    Part(
-        "NVIDIA Jetson Orin Nano 8GB",
-        "nvidia",
-        r"\borin nano\b.*\b8gb\b",
-        _JETSON,
-        {},
-        68.0,
-        "8.7",
-        8,
-        625,
-        group="Orin",
-    ),
-    Part(
-        "NVIDIA Jetson Orin Nano 4GB",
-        "nvidia",
-        r"\borin nano\b.*\b4gb\b",
-        _JETSON,
-        {},
-        34.0,
-        "8.7",
-        4,
-        625,
-        group="Orin",
-    ),
+    # Jetson Orin: a torch name of "Orin" covers every module. Only the module bandwidths were confirmed (the GPU
+    # SM counts and clocks were not, and the Orin Nano / Orin NX 8GB rows had no confirmed figure left).
+    Part("NVIDIA Jetson AGX Orin 64GB", "nvidia", r"\bagx orin\b.*\b64gb\b", _JETSON, {}, 204.8, group="Orin"),
+    Part("NVIDIA Jetson AGX Orin 32GB", "nvidia", r"\bagx orin\b.*\b32gb\b", _JETSON, {}, 204.8, group="Orin"),
+    Part("NVIDIA Jetson Orin NX 16GB", "nvidia", r"\borin nx\b.*\b16gb\b", _JETSON, {}, 102.4, group="Orin"),
 )
 
 # --- NVIDIA GeForce (last three generations) ---------------------------------------------------------------------
 _GA102_WP = "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"
 _ADA_WP = "https://images.nvidia.com/aem-dam/Solutions/Data-Center/l4/nvidia-ada-gpu-architecture-whitepaper-v2.1.pdf"
 _RTX30 = "https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/"
+_RTX30_NEWS = "https://fudzilla.net/news/graphics/51457-nvidia-rtx-30-series-specifications-are-now-official"
 _RTX40 = "https://www.nvidia.com/en-us/geforce/graphics-cards/40-series/"
 _RTX50 = "https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/"
+_RTX50_NEWS = (
+    "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-"
+    "upgrade-today/index.html"
+)
+_RTX60_NEWS = "https://prepmusiclog.com/nvidia-rtx-5060-5060-ti-review-you-can-have-affordable-or-future-proof-pick-one"
 _NOT_LAPTOP = r"(?!.*\b(?:laptop|mobile|max q)\b)"
 
 
 def _rtx(model: str, variant: str = "") -> str:
-    """'4090' -> matches 'GeForce RTX 4090' but not '4090 D', '4090 Ti', '4090 Laptop GPU'; 'ti' not 'Ti SUPER'."""
-    tail = rf" {variant}\b(?! ?(?:ti|super)\b)" if variant else r"\b(?! ?(?:ti|super|d)\b)"
+    """'4090' -> matches 'GeForce RTX 4090' but not '4090 D', '4090 Ti', '4090 Laptop GPU'; 'ti' not 'Ti SUPER';
+    'd' not 'D V2' (the RTX 5090 D V2 has a narrower memory bus than the 5090 D)."""
+    tail = rf" {variant}\b(?! ?(?:ti|super|v2)\b)" if variant else r"\b(?! ?(?:ti|super|d)\b)"
     return rf"(?:\brtx ?|/ ?){model}{tail}{_NOT_LAPTOP}"
 
 
-def _geforce(model: str, variant: str, src: str, cores: int, boost: int, bw: float, cc: str, **kw) -> Part:
+def _geforce(
+    model: str, variant: str, src: str, sms: int | None, boost: int | None, bw: float | None, cc: str, **kw
+) -> Part:
     name = " ".join(["NVIDIA GeForce RTX", model] + ["Ti" if w == "ti" else w.upper() for w in variant.split()])
-    return Part(
-        name, "nvidia", _rtx(model, variant), src, kw.pop("published", {}), bw, cc, cores // 128, boost, True, **kw
-    )
+    return Part(name, "nvidia", _rtx(model, variant), src, kw.pop("published", {}), bw, cc, sms, boost, True, **kw)
 
 
+# Rows only for cards whose figures were confirmed (docs/peak-sources.md); the SM count is CUDA cores / 128.
 NVIDIA_GEFORCE: tuple[Part, ...] = (
-    # RTX 30 (GA10x, 128 FP32 lanes per SM). 3090/3080/3070: GA102 whitepaper Appendix A figures.
-    _geforce("3090", "ti", _RTX30, 10752, 1860, 1008.0, "8.6"),
-    _geforce(
-        "3090",
-        "",
-        f"{_GA102_WP}; {_RTX30}",
-        10496,
-        1695,
-        936.0,
-        "8.6",
-        published={"fp64": 0.556, "fp32": 35.6, "tf32": 35.6, "fp16": 71.0, "bf16": 71.0, "int8": 284.0},
-    ),
-    _geforce("3080", "ti", _RTX30, 10240, 1665, 912.0, "8.6"),
-    _geforce(
-        "3080",
-        "",
-        f"{_GA102_WP}; {_RTX30}",
-        8704,
-        1710,
-        760.0,
-        "8.6",
-        published={"fp64": 0.465, "fp32": 29.8, "tf32": 29.8, "fp16": 59.5, "bf16": 59.5, "int8": 238.0},
-        note="the 10 GB card; the 12 GB card has 8960 cores and 912 GB/s",
-    ),
-    _geforce("3070", "ti", _RTX30, 6144, 1770, 608.0, "8.6"),
-    _geforce(
-        "3070",
-        "",
-        f"{_GA102_WP}; {_RTX30}",
-        5888,
-        1725,
-        448.0,
-        "8.6",
-        published={"fp64": 0.317, "fp32": 20.3, "tf32": 20.3, "fp16": 40.6, "bf16": 40.6, "int8": 162.6},
-    ),
-    _geforce("3060", "ti", _RTX30, 4864, 1665, 448.0, "8.6"),
-    _geforce("3060", "", _RTX30, 3584, 1777, 360.0, "8.6", note="the 12 GB card"),
+    # RTX 30 (GA10x). 3090: GA102 whitepaper Appendix A (1695 MHz, 936 GB/s, 35.6 fp32, 71 fp16 tensor fp32-acc).
+    _geforce("3090", "", f"{_GA102_WP}; {_RTX30}", 82, 1695, 936.0, "8.6", published={"fp32": 35.6, "fp16": 71.0}),
+    _geforce("3080", "", f"{_RTX30}; {_RTX30_NEWS}", 68, 1710, 760.0, "8.6", published={"fp32": 29.8}),
+    # 3070: NVIDIA's launch figure said 16 Gbps memory, shipping cards run 14 Gbps: no bandwidth kept
+    _geforce("3070", "", f"{_RTX30}; {_RTX30_NEWS}", 46, 1730, None, "8.6"),
     # RTX 40 (AD10x). 4090: Ada whitepaper Appendix A.
     _geforce(
         "4090",
         "",
         f"{_ADA_WP}; {_RTX40}",
-        16384,
+        128,
         2520,
         1008.0,
         "8.9",
-        published={
-            "fp64": 1.29,
-            "fp32": 82.6,
-            "tf32": 82.6,
-            "fp16": 165.2,
-            "bf16": 165.2,
-            **_fp8(330.3),
-            "int8": 660.6,
-        },
+        published={"fp32": 82.6, "fp16": 165.2, "bf16": 165.2, **_fp8(330.3), "int8": 660.6},
     ),
-    _geforce("4090", "d", _RTX40, 14592, 2520, 1008.0, "8.9"),
-    _geforce("4080", "super", _RTX40, 10240, 2550, 736.0, "8.9"),
-    _geforce("4080", "", _RTX40, 9728, 2505, 716.8, "8.9"),
-    _geforce("4070", "ti super", _RTX40, 8448, 2610, 672.0, "8.9"),
-    _geforce("4070", "ti", _RTX40, 7680, 2610, 504.0, "8.9"),
-    _geforce("4070", "super", _RTX40, 7168, 2475, 504.0, "8.9"),
-    _geforce("4070", "", _RTX40, 5888, 2475, 504.0, "8.9"),
-    _geforce("4060", "ti", _RTX40, 4352, 2535, 288.0, "8.9"),
-    _geforce("4060", "", _RTX40, 3072, 2460, 272.0, "8.9"),
-    # RTX 50 (GB20x). The 5090 D's tensor throughput is capped below the 5090's: no tensor figures derived.
-    _geforce("5090", "", _RTX50, 21760, 2410, 1792.0, "12.0"),
-    _geforce("5090", "d", _RTX50, 21760, 2410, 1792.0, "12.0", derive=False),
-    _geforce("5080", "", _RTX50, 10752, 2620, 960.0, "12.0"),
-    _geforce("5070", "ti", _RTX50, 8960, 2450, 896.0, "12.0"),
-    _geforce("5070", "", _RTX50, 6144, 2510, 672.0, "12.0"),
-    _geforce("5060", "ti", _RTX50, 4608, 2570, 448.0, "12.0"),
-    _geforce("5060", "", _RTX50, 3840, 2500, 448.0, "12.0"),
+    # 4090 D: 14592 cores and 21 Gbps x 384-bit memory confirmed; its boost clock was not
+    _geforce(
+        "4090",
+        "d",
+        f"{_RTX40}; https://smartphonemagazine.nl/nn/2024/07/11/nvidia-presenterer-nye-geforce-rtx-4090-d-modell",
+        None,
+        None,
+        1008.0,
+        "8.9",
+    ),
+    _geforce(
+        "4070",
+        "",
+        f"{_RTX40}; https://www.thefpsreview.com/gpu-family/nvidia-geforce-rtx-4070-gpu-family-specifications",
+        46,
+        2475,
+        504.0,
+        "8.9",
+    ),
+    _geforce("4060", "ti", f"{_RTX40}; {_RTX60_NEWS}", 34, 2535, 288.0, "8.9"),
+    _geforce("4060", "", f"{_RTX40}; {_RTX60_NEWS}", 24, 2460, 272.0, "8.9"),
+    # RTX 50 (GB20x). The 5090 D's tensor throughput is capped below the 5090's (2375 vs 3352 AI TOPS): no tensor
+    # figures derived.
+    _geforce("5090", "", f"{_RTX50}; {_RTX50_NEWS}", 170, 2410, 1792.0, "12.0"),
+    _geforce(
+        "5090",
+        "d",
+        f"{_RTX50}; https://www.tomshardware.com/pc-components/gpus/nvidia-rtx-5090d-v2-limits-ai-performance-even-"
+        "more-with-25-percent-less-vram-and-bandwidth-downgraded-gaming-flagship-keeps-same-usd2299-msrp-in-china",
+        170,
+        2410,
+        1792.0,
+        "12.0",
+        derive=False,
+    ),
+    _geforce("5080", "", f"{_RTX50}; {_RTX50_NEWS}", 84, 2620, 960.0, "12.0"),
+    _geforce("5070", "ti", f"{_RTX50}; {_RTX50_NEWS}", 70, 2450, 896.0, "12.0"),
+    _geforce("5070", "", f"{_RTX50}; {_RTX50_NEWS}", 48, 2510, None, "12.0"),
+    _geforce("5060", "ti", f"{_RTX50}; {_RTX60_NEWS}", 36, 2570, 448.0, "12.0"),
+    _geforce("5060", "", f"{_RTX50}; {_RTX60_NEWS}", 30, 2500, 448.0, "12.0"),
 )
 
 # --- AMD Instinct --------------------------------------------------------------------------------------------------
 _AMD_ACC = "https://www.amd.com/en/products/accelerators/instinct"
-_MI100 = f"{_AMD_ACC}/mi100.html"
+_ROCM_ARCH = "https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch"
 _MI200 = f"{_AMD_ACC}/mi200"
 _MI300 = f"{_AMD_ACC}/mi300"
 _MI350 = f"{_AMD_ACC}/mi350"
 _PER_GCD = "per GCD: one torch device is one of the card's two GCDs, so AMD's card figures are halved"
 
 AMD_INSTINCT: tuple[Part, ...] = (
+    # MI100: ROCm's MI100 page (fp32 = the matrix figure); its int8 figure was not confirmed
     Part(
         "AMD Instinct MI100",
         "amd",
         r"\bmi100\b",
-        _MI100,
-        {"fp64": 11.5, "fp32": 46.1, "fp16": 184.6, "bf16": 92.3, "int8": 184.6},
-        1228.8,
+        f"{_ROCM_ARCH}/mi100.html",
+        {"fp64": 11.5, "fp32": 46.1, "fp16": 184.6, "bf16": 92.3},
+        1228.0,
     ),
     Part(
         "AMD Instinct MI210",
@@ -455,54 +406,59 @@ AMD_INSTINCT: tuple[Part, ...] = (
         {"fp64": 45.3, "fp32": 45.3, "fp16": 181.0, "bf16": 181.0, "int8": 181.0},
         1638.4,
     ),
+    # MI250: ROCm's MI250 page prints the OAM's figures (90.5 fp64/fp32 matrix, 362.1 fp16/bf16/int8, 3.2 TB/s)
     Part(
         "AMD Instinct MI250 (one GCD)",
         "amd",
         r"\bmi250\b(?!x)",
-        f"{_MI200}/mi250.html",
+        f"{_ROCM_ARCH}/mi250.html",
         {"fp64": 45.25, "fp32": 45.25, "fp16": 181.05, "bf16": 181.05, "int8": 181.05},
         1638.4,
         note=_PER_GCD,
     ),
+    # MI250X: 383.0 fp16/bf16 for the module at 1,700 MHz, 3.2768 TB/s (AMD's footnotes); fp64/fp32/int8 not confirmed
     Part(
         "AMD Instinct MI250X (one GCD)",
         "amd",
         r"\bmi250x\b",
         f"{_MI200}/mi250x.html",
-        {"fp64": 47.85, "fp32": 47.85, "fp16": 191.5, "bf16": 191.5, "int8": 191.5},
+        {"fp16": 191.5, "bf16": 191.5},
         1638.4,
         note=_PER_GCD,
     ),
+    # MI300A: fp64 matrix and fp16/bf16 confirmed; its fp32, tf32, fp8 and int8 figures were not
     Part(
         "AMD Instinct MI300A",
         "amd",
         r"\bmi300a\b",
         f"{_MI300}/mi300a.html",
-        {"fp64": 122.6, "fp32": 122.6, "tf32": 490.3, "fp16": 980.6, "bf16": 980.6, **_fp8(1961.2), "int8": 1961.2},
+        {"fp64": 122.6, "fp16": 980.6, "bf16": 980.6},
         5300.0,
     ),
     Part(
         "AMD Instinct MI300X",
         "amd",
         r"\bmi300x\b(?! vf\b)",
-        f"{_MI300}/mi300x.html",
+        f"{_MI300}/mi300x.html; {_ROCM_ARCH}/mi300.html",
         {"fp64": 163.4, "fp32": 163.4, "tf32": 653.7, "fp16": 1307.4, "bf16": 1307.4, **_fp8(2614.9), "int8": 2614.9},
         5300.0,
     ),
+    # MI325X: fp16/bf16/fp8 (AMD footnote MI325-002) and 6 TB/s confirmed; the rest was not
     Part(
         "AMD Instinct MI325X",
         "amd",
         r"\bmi325x\b",
         f"{_MI300}/mi325x.html",
-        {"fp64": 163.4, "fp32": 163.4, "tf32": 653.7, "fp16": 1307.4, "bf16": 1307.4, **_fp8(2614.9), "int8": 2614.9},
+        {"fp16": 1307.4, "bf16": 1307.4, **_fp8(2614.9)},
         6000.0,
     ),
+    # MI350X / MI355X: the product pages' dense figures; int8 was not confirmed
     Part(
         "AMD Instinct MI350X",
         "amd",
         r"\bmi350x\b",
         f"{_MI350}/mi350x.html",
-        {"fp64": 72.1, "fp32": 144.2, "fp16": 2300.0, "bf16": 2300.0, **_fp8(4600.0), "int8": 4600.0, "fp4": 9200.0},
+        {"fp64": 72.1, "fp32": 144.2, "fp16": 2300.0, "bf16": 2300.0, **_fp8(4600.0), "fp4": 9200.0},
         8000.0,
     ),
     Part(
@@ -510,17 +466,25 @@ AMD_INSTINCT: tuple[Part, ...] = (
         "amd",
         r"\bmi355x\b",
         f"{_MI350}/mi355x.html",
-        {"fp64": 78.6, "fp32": 157.3, "fp16": 2500.0, "bf16": 2500.0, **_fp8(5000.0), "int8": 5000.0, "fp4": 10000.0},
+        {"fp64": 78.6, "fp32": 157.3, "fp16": 2500.0, "bf16": 2500.0, **_fp8(5000.0), "fp4": 10100.0},
         8000.0,
     ),
 )
 
 # --- AMD Radeon (last three generations, plus the RDNA1 cards of the pci.ids example) -------------------------------
 _RADEON = "https://www.amd.com/en/products/specifications/graphics.html"
-_RX5600 = "https://www.tomshardware.com/news/amd-radeon-rx-5600-xt-specs-price-release-date"
+_RX6X50 = (
+    "https://www.kitguru.net/components/graphic-cards/matthew-wilson/asus-sapphire-and-powercolor-announce-custom-"
+    "rx-6950-xt-rx-6750-xt-and-rx-6650-xt-graphics-cards/ (AMD's RX 6000 specification table)"
+)
+_RX6800 = (
+    "https://www.financialexpress.com/industry/technology/amd-launches-radeon-rx-6000-series-gpus-to-take-on-"
+    "nvidias-rtx-3000-cards-everything-to-know/2116713/"
+)
+_RX5600 = "https://www.tomshardware.com/news/amd-launches-radeon-rx-5600-xt-ultimate-1080p-gaming-gpu-at-dollar279"
 
 
-def _rx(model: str, variant: str, cus: int, boost: int, bw: float, family: str, **kw) -> Part:
+def _rx(model: str, variant: str, cus: int, boost: int | None, bw: float | None, family: str, **kw) -> Part:
     tail = rf" {variant}\b" if variant else r"\b(?! ?(?:xtx|xt|gre|m|s)\b)"
     name = f"AMD Radeon RX {model}" + (f" {variant.upper()}" if variant else "")
     # pci.ids lists drop the "RX" after a slash: "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]"
@@ -538,45 +502,98 @@ def _rx(model: str, variant: str, cus: int, boost: int, bw: float, family: str, 
     )
 
 
+# Rows only for cards whose clock was confirmed (or, RX 6600, whose bandwidth was); compute units from ROCm's GPU
+# specifications table (https://rocm.docs.amd.com/en/latest/reference/gpu-arch-specs.html) or AMD's launch tables.
 AMD_RADEON: tuple[Part, ...] = (
     # RDNA4 (Navi 44/48)
-    _rx("9070", "xt", 64, 2970, 640.0, "RDNA4"),
-    _rx("9070", "", 56, 2520, 640.0, "RDNA4"),
-    _rx("9060", "xt", 32, 3130, 320.0, "RDNA4", note="the 16 GB card; the 8 GB card has the same GPU"),
-    # RDNA3 (Navi 31/32/33)
-    _rx("7900", "xtx", 96, 2500, 960.0, "RDNA3", published={"fp32": 61.4, "fp16": 122.8}),
-    _rx("7900", "xt", 84, 2400, 800.0, "RDNA3"),
-    _rx("7900", "gre", 80, 2245, 576.0, "RDNA3"),
-    _rx("7800", "xt", 60, 2430, 624.0, "RDNA3"),
-    _rx("7700", "xt", 54, 2544, 432.0, "RDNA3"),
-    _rx("7600", "xt", 32, 2755, 288.0, "RDNA3"),
-    _rx("7600", "", 32, 2655, 288.0, "RDNA3"),
-    # RDNA2 (Navi 21/22/23)
-    _rx("6950", "xt", 80, 2310, 576.0, "RDNA2"),
-    _rx("6900", "xt", 80, 2250, 512.0, "RDNA2"),
-    _rx("6800", "xt", 72, 2250, 512.0, "RDNA2"),
-    _rx("6800", "", 60, 2105, 512.0, "RDNA2"),
-    _rx("6750", "xt", 40, 2600, 432.0, "RDNA2"),
-    _rx("6700", "xt", 40, 2581, 384.0, "RDNA2"),
-    _rx("6650", "xt", 32, 2635, 280.0, "RDNA2"),
-    _rx("6600", "xt", 32, 2589, 256.0, "RDNA2"),
-    _rx("6600", "", 28, 2491, 224.0, "RDNA2"),
-    # RDNA1 (Navi 10): pci.ids' "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]" covers these
-    _rx("5700", "xt", 40, 1905, 448.0, "RDNA1"),
-    _rx("5700", "", 36, 1725, 448.0, "RDNA1"),
-    _rx("5600", "xt", 36, 1560, 288.0, "RDNA1", source=f"{_RX5600}; {_RADEON}", published={"fp32": 7.19}),
-    # Strix Halo: no vendor FLOPS figure; memory is the system's 256-bit LPDDR5X-8000 shared with the CPU
-    Part(
-        "AMD Radeon 8060S",
-        "amd",
-        r"\b8060s\b",
-        "https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/amd-ryzen-ai-max-plus-395.html",
-        {},
-        256.0,
-        "RDNA3.5",
-        40,
-        2900,
+    _rx(
+        "9070",
+        "xt",
+        64,
+        2970,
+        640.0,
+        "RDNA4",
+        source=f"{_RADEON}; https://pocketmags.com/it/linux-format-magazine/june-2025/articles/inside-the-dna-of-amd",
     ),
+    _rx(
+        "9070",
+        "",
+        56,
+        2520,
+        640.0,
+        "RDNA4",
+        source=f"{_RADEON}; https://club386.com/amd-radeon-rx-9060-xt-may-sit-710mhz-higher-than-rx-9070",
+    ),
+    _rx(
+        "9060",
+        "xt",
+        32,
+        3130,
+        None,
+        "RDNA4",
+        source=f"{_RADEON}; https://www.corsair.com/ca/en/explorer/diy-builder/blogs/amd-rx-9060-xt-vs-9070-whats-the-difference",
+        note="memory bandwidth not confirmed",
+    ),
+    # RDNA3 (Navi 31/32/33). 7900 XTX: the product page's 123 TFLOPS "FP16 Matrix" figure.
+    _rx("7900", "xtx", 96, 2500, 960.0, "RDNA3", published={"fp16": 123.0}),
+    _rx(
+        "7900",
+        "xt",
+        84,
+        2400,
+        None,
+        "RDNA3",
+        source=f"{_RADEON}; https://mybroadband.co.za/news/hardware/467523-amd-unveils-powerful-new-radeon-rx-7900-graphics-cards.html",
+    ),
+    _rx(
+        "7800",
+        "xt",
+        60,
+        2430,
+        624.0,
+        "RDNA3",
+        source=f"{_RADEON}; https://www.sportskeeda.com/gaming-tech/news-amd-radeon-rx-7800-xt-specs-prices-performance",
+    ),
+    _rx(
+        "7600",
+        "xt",
+        32,
+        2755,
+        288.0,
+        "RDNA3",
+        source=f"{_RADEON}; https://club386.com/amd-radeon-rx-9060-xt-may-sit-710mhz-higher-than-rx-9070",
+    ),
+    # RDNA2 (Navi 21/22/23)
+    _rx("6950", "xt", 80, 2310, 576.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
+    _rx("6900", "xt", 80, 2250, 512.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
+    _rx("6800", "xt", 72, 2250, 512.0, "RDNA2", source=f"{_RADEON}; {_RX6800}"),
+    _rx("6800", "", 60, 2105, 512.0, "RDNA2", source=f"{_RADEON}; {_RX6800}"),
+    _rx("6750", "xt", 40, 2600, 432.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
+    _rx("6700", "xt", 40, 2581, 384.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
+    _rx("6650", "xt", 32, 2635, 280.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
+    _rx("6600", "xt", 32, 2589, 256.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
+    _rx(
+        "6600",
+        "",
+        28,
+        None,
+        224.0,
+        "RDNA2",
+        source=f"{_RADEON}; https://www.tomshardware.com/uk/reviews/amd-radeon-rx-6600-review-xfx",
+        note="boost clock not confirmed",
+    ),
+    # RDNA1 (Navi 10): pci.ids' "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]" covers these
+    _rx(
+        "5700",
+        "xt",
+        40,
+        1905,
+        448.0,
+        "RDNA1",
+        source=f"{_RADEON}; https://www.thegamingpcguide.com/2020/04/rx-5700-series-video-card-specification.html",
+    ),
+    _rx("5700", "", 36, 1725, 448.0, "RDNA1", source=f"{_RADEON}; {_RX5600}"),
+    _rx("5600", "xt", 36, 1560, 288.0, "RDNA1", source=f"{_RADEON}; {_RX5600}", published={"fp32": 7.19}),
 )
 
 PARTS: tuple[Part, ...] = NVIDIA_DATACENTER + NVIDIA_GEFORCE + AMD_INSTINCT + AMD_RADEON
@@ -662,9 +679,10 @@ AMD_RATES: dict[str, dict[str, int]] = {
     "GCN5": {"fp32": 128, "fp16": 256},
     # MI50: 60 CU x 1725 MHz -> 6.6 fp64 / 13.3 fp32 / 26.5 fp16 TFLOPS (fp64 half rate).
     "GCN5.1": {"fp64": 64, "fp32": 128, "fp16": 256},
-    # MI100 (120 CU x 1502 MHz): 11.5 fp64, 46.1 fp32 matrix, 184.6 fp16, 92.3 bf16, 184.6 int8.
+    # MI100 (120 CU x 1502 MHz): 11.5 fp64, 46.1 fp32 matrix, 184.6 fp16, 92.3 bf16 (ROCm's MI100 page).
     "CDNA1": {"fp64": 64, "fp32": 256, "fp16": 1024, "bf16": 512, "int8": 1024},
-    # MI250X: 220 CU x 1700 MHz -> 95.7 fp64/fp32 matrix, 383 fp16/bf16/int8.
+    # MI250 (ROCm's MI250 page): 208 CU x 1700 MHz -> 90.5 fp64/fp32 matrix, 362.1 fp16/bf16/int8; MI250X 383.0
+    # fp16/bf16 at 220 CU (AMD).
     "CDNA2": {"fp64": 256, "fp32": 256, "fp16": 1024, "bf16": 1024, "int8": 1024},
     # MI300X: 304 CU x 2100 MHz -> 163.4 fp64/fp32, 653.7 tf32, 1307.4 bf16, 2614.9 fp8/int8.
     "CDNA3": {
@@ -677,7 +695,7 @@ AMD_RATES: dict[str, dict[str, int]] = {
         "fp8_e5m2": 4096,
         "int8": 4096,
     },
-    # MI355X: 256 CU x 2400 MHz -> 2.5 PF fp16/bf16, 5.0 PF fp8/int8, 10 PF fp4, 157.3 fp32, 78.6 fp64.
+    # MI355X: 256 CU x 2400 MHz -> 2.5 PF fp16/bf16, 5.0 PF fp8, 10.1 PF fp4, 157.3 fp32, 78.6 fp64 (AMD).
     "CDNA4": {
         "fp64": 128,
         "fp32": 256,
@@ -691,8 +709,8 @@ AMD_RATES: dict[str, dict[str, int]] = {
     # RDNA1/2: 64 lanes x FMA per CU; packed fp16 2x (RX 5600 XT: 36 CU x 1560 MHz x 128 = 7.19 TFLOPS); fp64 1/16.
     "RDNA1": {"fp64": 8, "fp32": 128, "fp16": 256},
     "RDNA2": {"fp64": 8, "fp32": 128, "fp16": 256},
-    # RDNA3: fp32 counts dual issue (RX 7900 XTX: 96 CU x 2500 MHz x 256 = 61.4 TFLOPS, AMD); WMMA fp16/bf16/int8 at
-    # 512 (122.8 TFLOPS fp16 on the same card, AMD); fp64 1/32 of the dual-issue fp32 rate.
+    # RDNA3: fp32 counts dual issue (RX 7900 XTX: 96 CU x 2500 MHz x 256 = 61.4 TFLOPS; AMD prints 61); WMMA
+    # fp16/bf16/int8 at 512 (122.9 TFLOPS; AMD prints 123 fp16 on the same card); fp64 1/32 of the dual-issue rate.
     "RDNA3": {"fp64": 4, "fp32": 256, "fp16": 512, "bf16": 512, "int8": 512},
     "RDNA3.5": {"fp64": 4, "fp32": 256, "fp16": 512, "bf16": 512, "int8": 512},
     # RDNA4: RX 9070 XT 64 CU x 2970 MHz -> 48.7 TFLOPS fp32; WMMA 389 TFLOPS fp16 and 779 TOPS fp8/int8 with

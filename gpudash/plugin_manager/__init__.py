@@ -30,8 +30,10 @@ from gpudash.plugin_manager.collect import (
     collect_benchmarks,
     collect_checks,
     collect_kernels,
+    kernel_plugin_dirs,
     kernels_from_plugins,
     list_plugins,
+    use_kernel_plugin_dirs,
 )
 from gpudash.plugin_manager.loading import make_plugin_manager
 from gpudash.plugin_manager.manager import HOOKS, GpudashPluginManager
@@ -58,6 +60,7 @@ __all__ = [
     "collect_benchmarks",
     "collect_checks",
     "collect_kernels",
+    "kernel_plugin_dirs",
     "kernels_from_plugins",
     "list_plugins",
     "make_plugin_manager",
@@ -65,4 +68,5 @@ __all__ = [
     "report_to_stderr",
     "run_benchmarks",
     "run_checks",
+    "use_kernel_plugin_dirs",
 ]

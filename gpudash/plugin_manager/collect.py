@@ -7,13 +7,15 @@ itself; what each plugin provided is kept on its record for `gpudash plugins`.
 from __future__ import annotations
 
 import functools
+import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from gpudash.plugin_manager.loading import make_plugin_manager
 from gpudash.plugin_manager.manager import HOOKS, GpudashPluginManager, run_plugin_code
-from gpudash.plugin_manager.records import PluginRecord, Registered
+from gpudash.plugin_manager.records import PluginRecord, Registered, allowed_names
 from gpudash.plugins_api import Kernel
 
 
@@ -95,15 +97,53 @@ def list_plugins(pm: GpudashPluginManager) -> list[PluginRecord]:
     return list(pm.records.values())
 
 
-_kernel_cache: list[Kernel] | None = None
+# Kernels run in the caller's process. They are gathered once per set of plugin directories; a plugin child
+# (gpudash.plugin_manager.host) hands over the manager it already loaded, so its kernels come from the same
+# plugins as its checks and benchmarks, without loading or vetting them again.
+_kernel_cache: dict[tuple[tuple[str, ...], tuple[str, ...] | None], list[Kernel]] = {}
+_kernel_managers: dict[tuple[str, ...], GpudashPluginManager] = {}
+_kernel_dirs: tuple[str, ...] | None = None  # set by use_kernel_plugin_dirs; None: the config file's
 _kernel_lock = threading.Lock()
 
 
-def kernels_from_plugins() -> list[Kernel]:
-    """Kernels from the installed plugins (entry points only), gathered once per process. A kernel runs in the
-    caller's process, so the plugins are imported here (after vetting)."""
-    global _kernel_cache
+def _resolved(dirs: Sequence[str | os.PathLike[str]]) -> tuple[str, ...]:
+    return tuple(str(Path(d).expanduser().resolve()) for d in dirs)
+
+
+def use_kernel_plugin_dirs(
+    dirs: Sequence[str | os.PathLike[str]] | None, pm: GpudashPluginManager | None = None
+) -> None:
+    """The plugin directories kernels come from in this process when a caller names none (None: back to the
+    config file's `plugin_dirs`). `pm`: a manager that already loaded exactly these sources (a plugin child's)."""
+    global _kernel_dirs
     with _kernel_lock:
-        if _kernel_cache is None:
-            _kernel_cache = [r.obj for r in collect_kernels(make_plugin_manager(import_here=True))]
-        return list(_kernel_cache)
+        _kernel_dirs = None if dirs is None else _resolved(dirs)
+        if pm is not None and _kernel_dirs is not None:
+            _kernel_managers[_kernel_dirs] = pm
+            for key in [k for k in _kernel_cache if k[0] == _kernel_dirs]:
+                del _kernel_cache[key]
+
+
+def kernel_plugin_dirs() -> tuple[str, ...]:
+    """Where one-file kernel plugins come from by default: the directories set for this process
+    (use_kernel_plugin_dirs), else the `plugin_dirs` key of the config file (--config is a CLI option;
+    training code gets $GPUDASH_CONFIG or the user config file). A bad config file raises UsageError."""
+    if _kernel_dirs is not None:
+        return _kernel_dirs
+    from gpudash.config import load_config
+
+    return _resolved(load_config()["plugin_dirs"])
+
+
+def kernels_from_plugins(plugin_dirs: Sequence[str | os.PathLike[str]] | None = None) -> list[Kernel]:
+    """Kernels from every plugin source: entry points and the one-file plugins in `plugin_dirs` (default:
+    kernel_plugin_dirs()), gathered once per process and set of directories. A kernel runs in the caller's
+    process, so the plugins are imported here (after vetting). Raises UsageError for a missing directory."""
+    dirs = kernel_plugin_dirs() if plugin_dirs is None else _resolved(plugin_dirs)
+    allowed = allowed_names()  # GPUDASH_LOAD_PLUGINS changes what loads
+    key = (dirs, None if allowed is None else tuple(sorted(allowed)))
+    with _kernel_lock:
+        if key not in _kernel_cache:
+            pm = _kernel_managers.get(dirs) or make_plugin_manager(list(dirs), import_here=True)
+            _kernel_cache[key] = [r.obj for r in collect_kernels(pm)]
+        return list(_kernel_cache[key])

@@ -31,6 +31,7 @@ from gpudash.plugin_manager import (
     list_plugins,
     make_plugin_manager,
 )
+from gpudash.plugin_manager.collect import use_kernel_plugin_dirs
 from gpudash.plugin_manager.records import ENTRY_POINT
 from gpudash.plugin_manager.sources import EntryPoint, load_entry_point, load_plugin_file
 from gpudash.plugins_api import ENTRY_POINT_GROUP, STATUSES, CheckResult, Device, bench_result_dict
@@ -50,6 +51,8 @@ def _manager(sources: dict[str, Any]) -> GpudashPluginManager:
         # Load errors were already reported by the parent; here they only matter for the plugin asked for.
         # The parent's vetting verdicts are reused: a plugin that crashed its vetting would crash this child.
         _managers[key] = make_plugin_manager(key[0], key[1], on_error=None, vet_failures=vet_failures)
+        if key[1]:  # kernels asked for in this child (a benchmark's dispatcher) come from the same plugins
+            use_kernel_plugin_dirs(key[0], _managers[key])
     return _managers[key]
 
 

@@ -1,11 +1,15 @@
 """The recommender: a pure function from facts (device, measurements, checks, config) to training settings.
 
 `recommend(facts)` imports no torch, reads no files and no clock: everything it needs is in `Facts`
-(gpudash/recommend/facts.py). Each rule lives in its own module: amp, fp8, batch, dataloader, env.
+(gpudash/recommend/facts.py). Each rule lives in its own module: amp, fp8, batch, dataloader, env; the questions
+other paths ask too (AMP dtype, TF32, fp8, a kernel's precision, a check's advice) go through
+gpudash/recommend/decisions.py, so every path gets the export's answer. recommend/machine_facts.py builds the
+facts for a device of a machine, with what probe, bench and export remembered (the one module here that reads).
 """
 
 from __future__ import annotations
 
+from gpudash.recommend import decisions
 from gpudash.recommend.amp import AmpChoice, amp_settings, choose_dtype
 from gpudash.recommend.batch import batch_settings
 from gpudash.recommend.dataloader import dataloader_settings
@@ -49,13 +53,14 @@ def _not_run_notes(not_run: dict[str, str]) -> list[str]:
 
 
 def recommend(facts: Facts) -> Settings:
-    choice = choose_dtype(facts)
-    amp, hf = amp_settings(facts, choice)
+    choice = decisions.amp_dtype(facts)
+    tf32 = decisions.tf32(facts)
+    amp, hf = amp_settings(facts, choice, tf32.torch, tf32.hf)
     settings = Settings(header=header(facts))
     for section, values in (
         ("amp", amp),
         ("amp.hf_trainer", hf),
-        ("fp8", fp8_settings(facts)),
+        ("fp8", fp8_settings(facts, decisions.fp8(facts))),
         ("batch", batch_settings(facts, choice.dtype)),
         ("dataloader", dataloader_settings(facts)),
         ("env", env_settings(facts)),
@@ -66,6 +71,9 @@ def recommend(facts: Facts) -> Settings:
     settings.notes.extend(facts.arch.notes)
     settings.notes.extend(env_notes(facts))
     settings.notes.extend(_not_run_notes(facts.not_run))
+    settings.notes.extend(
+        f"{what}: remembered measurements used (newest {when})" for what, when in facts.remembered.items()
+    )
     return settings
 
 
@@ -77,6 +85,7 @@ __all__ = [
     "Setting",
     "Settings",
     "choose_dtype",
+    "decisions",
     "device_type",
     "facts_for",
     "recommend",

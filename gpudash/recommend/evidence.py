@@ -1,8 +1,8 @@
 """Can training use a precision on this device? The evidence in order of trust: spec, probe, checks, benchmark.
 
-A precision passes when the architecture has it natively, the probe (if one ran) did not find it broken,
-no check flags it, and the benchmark (if one ran) did not measure it slower than fp32. The verdict keeps
-the reason and the provenance of the deciding fact.
+`support`: the architecture has it natively, the probe (if one ran) did not find it broken, and no check
+flags it. `judge`: supported, and no measurement (benchmark, or the probe's timing) found it slower than fp32.
+The verdict keeps the reason and the provenance of the deciding fact.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def describe_check(check: dict) -> str:
     return f"check {name} {check.get('status')}: {summary}"
 
 
-def judge(facts: Facts, precision: str) -> Verdict:
+def support(facts: Facts, precision: str) -> Verdict:
+    """Does the device support `precision`: native by the spec tables, and not found broken where a probe or a
+    check looked (a probe's slow reference path counts as not supported: the hardware path is not in use)."""
     family = facts.arch.family
     level = facts.arch.precisions.get(precision, "absent")
     if level != "native":
@@ -56,12 +58,21 @@ def judge(facts: Facts, precision: str) -> Verdict:
     flagged = facts.checks_flagging(precision)
     if flagged:
         return Verdict(False, describe_check(flagged[0]), check_provenance(facts, flagged[0]))
-    speed = facts.speedup(precision)
-    if speed is not None and speed < 1.0:
-        return Verdict(False, f"{precision} measured {speed:.2f}x the fp32 speed here (slower)", MEASURED)
     if result is not None and result.verified:
         return Verdict(True, f"{precision} native on {family} and verified by the probe", MEASURED)
     return Verdict(True, f"{precision} native on {family} ({not_verified(facts)})", SPEC)
+
+
+def judge(facts: Facts, precision: str) -> Verdict:
+    """Can training use `precision` here: supported (above), and not measured slower than fp32."""
+    verdict = support(facts, precision)
+    if not verdict.ok:
+        return verdict
+    found = facts.speed(precision)
+    if found is not None and found[0] < 1.0:
+        speed, source = found
+        return Verdict(False, f"{precision} measured {speed:.2f}x the fp32 speed here (slower; {source})", MEASURED)
+    return verdict
 
 
 def arch_notes_about(facts: Facts, word: str) -> list[str]:

@@ -60,6 +60,7 @@ class Facts:
     batch_trial: BatchTrial | None = None
     bench_mode: str = "none"  # "none" | "quick" | "full": why measurements may be missing
     not_run: dict[str, str] = field(default_factory=dict)  # "probe"/"bench"/"checks"/"memory" -> why not
+    remembered: dict[str, str] = field(default_factory=dict)  # "probe"/"bench" -> when the newest one was measured
     generated: str | None = None  # ISO time of the export (passed in: recommend() reads no clock)
     gpudash_version: str | None = None
 
@@ -70,17 +71,27 @@ class Facts:
     def probe_result(self, precision: str) -> PrecisionTestResult | None:
         return self.probe.results.get(precision) if self.probe is not None else None
 
-    def speedup(self, precision: str) -> float | None:
-        """Measured throughput of `precision` over fp32 on this device, from the benchmark (or the probe)."""
-        for matrix in (self.bench, self.probe):
+    def speed(self, precision: str) -> tuple[float, str] | None:
+        """(measured throughput of `precision` over fp32 here, which measurement said so): the benchmark first,
+        then the probe, whose matmul check times each precision against fp32 in alternation (rate_vs_fp32)."""
+        for matrix, source in ((self.bench, "benchmark"), (self.probe, "probe")):
             if matrix is None:
                 continue
             value = matrix.speedup_vs_fp32.get(precision)
-            if value is None and precision in matrix.results:
-                value = matrix.results[precision].speedup_vs_fp32
-            if isinstance(value, (int, float)) and value > 0:
-                return float(value)
+            result = matrix.results.get(precision)
+            if value is None and result is not None:
+                value = result.speedup_vs_fp32
+                if value is None and source == "probe" and result.verified is not None:
+                    value = (result.details or {}).get("rate_vs_fp32")
+                    source = "probe timing"
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                return float(value), source
         return None
+
+    def speedup(self, precision: str) -> float | None:
+        """Measured throughput of `precision` over fp32 on this device (see `speed`), None when not measured."""
+        found = self.speed(precision)
+        return found[0] if found else None
 
     def device_checks(self) -> list[dict[str, Any]]:
         """Check results that concern this device (or the whole machine)."""

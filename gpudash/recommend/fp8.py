@@ -10,10 +10,12 @@ recipes) and ROCm/TransformerEngine#359 (the ROCm fork needs gfx94x/gfx95x); acc
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from gpudash.knowledge.amd import parse_gfx
 from gpudash.knowledge.nvidia import parse_cc
 from gpudash.models import MEASURED, SPEC
+from gpudash.recommend.env import rocm_version
 from gpudash.recommend.evidence import not_verified
 from gpudash.recommend.facts import Facts
 from gpudash.recommend.settings import Setting
@@ -69,6 +71,22 @@ def torchao(facts: Facts, native: bool) -> tuple[bool, str]:
     )
 
 
+OCP_FP8_MIN_ROCM = (6, 5)  # _scaled_mm with the OCP fp8 dtypes on gfx950/gfx120x (PyTorch ScaledBlas.cpp)
+
+
+@dataclass(frozen=True)
+class Fp8Choice:
+    """What gpudash decides about fp8 on one device (training never switches it on by itself)."""
+
+    available: bool  # native by the spec tables
+    level: str  # "native" | "emulated" | "absent"
+    verified: bool  # the probe verified fp8 e4m3 here
+    status: str  # the probe's word on it, or why nothing was verified
+    provenance: str
+    kernels: bool  # a scaled fp8 matmul (torch._scaled_mm) may run here, for inference (no autograd through it)
+    kernel_reason: str
+
+
 def _status(facts: Facts) -> tuple[bool, str, str]:
     """(verified, status text, provenance) from the probe's fp8_e4m3 result."""
     result = facts.probe_result("fp8_e4m3")
@@ -81,11 +99,40 @@ def _status(facts: Facts) -> tuple[bool, str, str]:
     return True, "verified by the probe", MEASURED
 
 
-def fp8_settings(facts: Facts) -> dict[str, Setting]:
+def fp8_choice(facts: Facts) -> Fp8Choice:
     arch = facts.arch
     native = arch.is_native("fp8_e4m3")
     level = arch.precisions.get("fp8_e4m3", "absent")
     verified, status, prov = _status(facts)
+    result = facts.probe_result("fp8_e4m3")
+    rocm = rocm_version(facts) if facts.device.vendor == "amd" else None
+    if not native or facts.is_cpu or not arch.fp8_dtype:
+        kernels, why = False, f"fp8 is {level} on {arch.family}: no fp8 matrix hardware for _scaled_mm"
+    elif result is not None and (result.verified is False or result.verdict == "slow_reference"):
+        kernels, why = False, f"the probe found fp8 unusable here ({status})"
+    elif arch.fp8_dtype == "float8_e4m3fn" and rocm is not None and rocm < OCP_FP8_MIN_ROCM:
+        kernels, why = (
+            False,
+            (
+                f"_scaled_mm with the OCP fp8 dtypes needs ROCm >= {OCP_FP8_MIN_ROCM[0]}.{OCP_FP8_MIN_ROCM[1]}, "
+                f"this runtime has ROCm {rocm[0]}.{rocm[1]}"
+            ),
+        )
+    else:
+        kernels, why = True, f"fp8 native on {arch.family} ({arch.fp8_dtype}); {status}"
+    return Fp8Choice(native, level, verified, status, prov, kernels, why)
+
+
+def fp8_settings(facts: Facts, choice: Fp8Choice) -> dict[str, Setting]:
+    """The [fp8] table for the fp8 decision (recommend.decisions.fp8)."""
+    arch = facts.arch
+    native, level, verified, status, prov = (
+        choice.available,
+        choice.level,
+        choice.verified,
+        choice.status,
+        choice.provenance,
+    )
     te_ok, te_why = transformer_engine(facts)
     ao_ok, ao_why = torchao(facts, native)
     out = {

@@ -55,3 +55,26 @@ def analytic_memory(spec: dict[str, Any], dtype: str) -> ModelMemory:
     mask = s * s * 4  # the fp32 causal mask
     casts = 2 * params if dtype != "float32" else 0  # autocast keeps 16-bit copies of the weights for backward
     return ModelMemory(describe(spec), params, per_sample, dtype, "analytic", "estimated", fixed_bytes=mask + casts)
+
+
+def traced_memory(spec: dict[str, Any], dtype: str, timeout_s: float) -> tuple[ModelMemory | None, str]:
+    """The model's memory traced on the CPU in a child process (recommend/memory_task.py): (ModelMemory, "") or
+    (None, why the trace failed). The export and gpudash.runtime both size batches from it."""
+    from gpudash.measure.runner import Task, run_one
+
+    task = Task("gpudash.recommend.memory_task:trace_memory", {"spec": spec, "dtype": dtype}, timeout_s=timeout_s)
+    task.name = "memory trace"
+    res = run_one(task)
+    if not res.ok:
+        return None, f"the memory trace failed ({res.status}: {res.error})"
+    v = res.value
+    traced = ModelMemory(
+        describe(spec),
+        v["param_count"],
+        v["activation_bytes_per_sample"],
+        v["dtype"],
+        "traced",
+        "measured",
+        v["fixed_bytes"],
+    )
+    return traced, ""

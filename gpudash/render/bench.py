@@ -152,7 +152,8 @@ def plugin_lines(dev: dict[str, Any]) -> list[str]:
 
 
 def render(data: dict[str, Any]) -> str:
-    title = f"benchmark · {data.get('source') or ''} · {data.get('mode') or 'quick'} sweep"
+    mode = f"{data['mode']} sweep" if data.get("mode") else "sweep mode not recorded"
+    title = f"benchmark · {data.get('source') or ''} · {mode}"
     if data.get("preset"):
         title += f" · preset {data['preset']}"
     lines = [title]

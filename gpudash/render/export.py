@@ -5,9 +5,9 @@ Both faces show this text: `gpudash export` writes it, the TUI's Recommendations
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
+from gpudash import strict_json
 from gpudash.errors import UsageError
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def comments(settings: Settings) -> dict[str, str]:
 def render(settings: Settings, fmt: str = "toml") -> str:
     tree = settings.to_tree()
     if fmt == "json":
-        return json.dumps(tree, indent=2) + "\n"
+        return strict_json.dumps(tree, indent=2) + "\n"
     if fmt != "toml":
         raise UsageError(f"--format {fmt}: expected one of {', '.join(FORMATS)}")
     from gpudash.render.toml import render as render_toml

@@ -11,6 +11,8 @@ import math
 import re
 from typing import Any
 
+from gpudash.plain_text import one_line
+
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 
@@ -49,16 +51,22 @@ def value(v: Any) -> str:
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
+def comment_text(text: object) -> str:
+    """Text for a comment: one line, control characters shown as escapes (TOML allows none in a comment, so a
+    device name with a NUL or ESC in it would make the whole file unreadable)."""
+    return one_line(text, 10_000)
+
+
 def _comment(text: str | None) -> str:
     if not text:
         return ""
-    return "  # " + " ".join(str(text).split())
+    return "  # " + comment_text(text)
 
 
 def render(tree: dict[str, Any], comments: dict[str, str] | None = None, preamble: list[str] | None = None) -> str:
     """TOML text for `tree` (every top-level value a table); comments[dotted key] goes beside that value."""
     comments = comments or {}
-    lines = [f"# {' '.join(line.split())}" for line in preamble or []]
+    lines = [f"# {comment_text(line)}" for line in preamble or []]
     for name, table in tree.items():
         if not isinstance(table, dict):
             raise TypeError(f"top-level {name!r} must be a table")

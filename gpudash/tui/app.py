@@ -18,16 +18,20 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.signal import Signal
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Static, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from gpudash import devices, lifetime
+from gpudash.actions.host import HostMonitor
 from gpudash.actions.session import Session
 from gpudash.config import defaults
 from gpudash.devices import Machine
+from gpudash.devices.host_load import HostLoad
 from gpudash.history import History, capacity_for
 from gpudash.models import Sample
 from gpudash.tui import views as view_registry
+from gpudash.tui.commands import GpudashCommands
 from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.views import ViewSpec
 
@@ -43,6 +47,7 @@ def source_line(machine: Machine, torch_state: str) -> str:
 class GpudashApp(App[int]):
     CSS_PATH = ["app.tcss", "views.tcss"]
     TITLE = "gpudash"
+    COMMANDS = App.COMMANDS | {GpudashCommands}  # gpudash's own actions in the palette (ctrl+p)
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit gpudash"),
         Binding(
@@ -52,6 +57,8 @@ class GpudashApp(App[int]):
         *(Binding(v.key, f"show_view('{v.id}')", v.title) for v in view_registry.VIEWS),
     ]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (120, "-normal")]  # below 120 columns cards drop the chart
+    # Below 32 rows every row counts: the header goes and the tabs take one row (80x24 shows 8 GPUs).
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     def __init__(self, session: Session, *, add_torch_view: Callable[[Machine], None] | None = None) -> None:
         super().__init__()
@@ -63,6 +70,8 @@ class GpudashApp(App[int]):
         self.history_seconds: float = ui["history_seconds"]
         self.history = History(capacity_for(self.history_seconds, self.refresh_interval))
         self.latest: dict[str, Sample] = {}
+        self.host_load: HostLoad | None = None  # None on a replayed machine, and before the first reading
+        self._host = HostMonitor(session)
         self.views: list[ViewSpec] = list(view_registry.VIEWS)
         self.samples_applied: Signal[dict[str, Sample]] = Signal(self, "samples_applied")
         self.machine_changed: Signal[Machine] = Signal(self, "machine_changed")
@@ -94,6 +103,7 @@ class GpudashApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.call_after_refresh(self.focus_view, self.query_one(f"#{self.views[0].pane_id}"))
         if self.config["ui"]["theme"] not in self.available_themes:
             self.notify(
                 f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
@@ -119,7 +129,7 @@ class GpudashApp(App[int]):
     def _poll(self) -> None:
         with self._machine_lock:
             samples = self.machine.sample_all()
-        self.post_message(SamplesReady(samples))
+        self.post_message(SamplesReady(samples, self._host.read()))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
@@ -134,6 +144,7 @@ class GpudashApp(App[int]):
 
     def on_samples_ready(self, message: SamplesReady) -> None:
         self.latest = message.samples
+        self.host_load = message.host_load
         totals = {d.key: d.memory_total_bytes for d in self.machine.devices}
         self.history.record(message.samples, totals)
         self.samples_applied.publish(message.samples)
@@ -183,22 +194,71 @@ class GpudashApp(App[int]):
             self._start_poll()
         self.sub_title = self._sub_title()
 
+    @property
+    def readonly(self) -> bool:
+        return self.session.readonly
+
     def action_show_view(self, view_id: str) -> None:
         # The tabs live on the base screen; the help screen may be on top while its keys still work.
-        self.screen_stack[0].query_one("#views", TabbedContent).active = f"view-{view_id}"
+        base = self.screen_stack[0]
+        tabs = base.query_one("#views", TabbedContent)
+        if tabs.active == f"view-{view_id}":
+            return
+        if base.focused is not None and tabs in base.focused.ancestors:
+            # Let go of the focus first: hiding a focused widget makes Textual focus a neighbour in the same
+            # (now hidden) pane, and a focused widget in a pane switches the tabs back to it.
+            base.set_focus(None)
+        tabs.active = f"view-{view_id}"
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         pane = event.pane
         spec = next((v for v in self.views if v.pane_id == pane.id), None)
         if spec is not None and not pane.children:
-            pane.mount(spec.build(self))
+            await pane.mount(spec.build(self))
         if self.latest:  # views skip updates while hidden; bring the one now shown up to date
             self.samples_applied.publish(self.latest)
+        if self.screen is self.screen_stack[0]:  # not while help or a dialog is on top
+            self.call_after_refresh(self.focus_view, pane)
+
+    def focus_view(self, pane: Widget) -> None:
+        """Focus follows the tab: the view's main widget gets it, so the view's own keys (x, R, ...) work at
+        once, not only after Tab has moved the focus off the tab bar."""
+        tabs = self.screen_stack[0].query_one("#views", TabbedContent)
+        view = pane.children[0] if pane.children else None
+        if view is None or tabs.active != pane.id:  # the user switched on meanwhile: focusing a hidden view
+            return  # would switch the tabs back to it
+        focus_main = getattr(view, "focus_main", None)
+        if callable(focus_main):
+            focus_main()
+            return
+        tables = view.query(DataTable)
+        target: Widget | None = next((t for t in tables if t.display and t.can_focus), None)
+        if target is None:
+            target = next((w for w in view.query("*") if w.focusable), None)
+        if target is not None:
+            target.focus()
+
+    def view(self, view_id: str) -> Widget | None:
+        """The view's widget, if it has been built."""
+        pane = self.screen_stack[0].query_one("#views", TabbedContent).get_pane(f"view-{view_id}")
+        return pane.children[0] if pane.children else None
+
+    async def run_view_action(self, view_id: str, action: str) -> None:
+        """Show a view and run one of its actions (the command palette's way to a view's keys)."""
+        self.action_show_view(view_id)
+        tabs = self.screen_stack[0].query_one("#views", TabbedContent)
+        pane = tabs.get_pane(f"view-{view_id}")
+        if not pane.children:
+            spec = next(v for v in self.views if v.id == view_id)
+            await pane.mount(spec.build(self))
+        await pane.children[0].run_action(action)
 
 
-def create_app(machine: Machine, config: dict[str, Any] | None = None, **kwargs: Any) -> GpudashApp:
+def create_app(
+    machine: Machine, config: dict[str, Any] | None = None, *, readonly: bool = False, **kwargs: Any
+) -> GpudashApp:
     """The app for a machine; tests pass fakes (machine, add_torch_view) through here."""
-    return GpudashApp(Session(config or defaults(), machine=machine), **kwargs)
+    return GpudashApp(Session(config or defaults(), machine=machine, readonly=readonly), **kwargs)
 
 
 def run_app(session: Session) -> int:

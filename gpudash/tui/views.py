@@ -18,6 +18,9 @@ Adding a view takes one new module and one line here:
    with gpudash.render for text the CLI shows too; never import gpudash.cli. Never import torch at module
    level; call actions that run anything from a thread worker.
 
+   Keys: the view's own BINDINGS (they are listed on the `?` screen). When the tab is shown the app calls
+   the view's `focus_main()` if it has one, else focuses its first table, so those keys work at once.
+
 2. Add a line to VIEWS, e.g.
    `ViewSpec("bench", "Benchmarks", "b", "gpudash.tui.screens.benchmarks:BenchmarksView", "throughput per precision"),`
 
@@ -65,7 +68,7 @@ VIEWS: list[ViewSpec] = [
         "Dashboard",
         "d",
         "gpudash.tui.screens.dashboard:DashboardView",
-        "every device: identity, live telemetry, history, precision badges",
+        "every device on a line, the host, every GPU process; enter: a device in full; T/K signal a process",
     ),
     ViewSpec(
         "recommend",
@@ -98,4 +101,5 @@ VIEWS: list[ViewSpec] = [
         "gpudash.tui.screens.bench_view:BenchView",
         "GFLOPS per precision and size, earlier runs (R runs)",
     ),
+    ViewSpec("fleet", "Fleet", "f", "gpudash.tui.screens.fleet_view:FleetView", "many hosts' GPUs: Enter drills down"),
 ]

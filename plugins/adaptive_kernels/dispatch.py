@@ -1,10 +1,13 @@
 """The matmul dispatcher: a registry of (predicate, implementation) kernels, tried highest priority first.
 
 `matmul(x, w)` computes x @ w.T (nn.Linear's layout: x is (..., K), w is (N, K)) with the best kernel the
-device's architecture supports, and returns the result in x's dtype. The device facts come from the tensor's
-torch device (or are given, as the benchmark does for the device gpudash asks about). A kernel that raises
-at run time (an old ROCm without OCP fp8, a torch without _scaled_mm) is remembered as broken for that
-device, a RuntimeWarning says so once, and the next kernel runs: fp32 always works.
+device's architecture supports and gpudash's decision allows, and returns the result in x's dtype. The device
+facts come from the tensor's torch device (or are given, as the benchmark does for the device gpudash asks
+about). The decision is gpudash.amp.kernel_precision, asked once per device: a bf16 or fp16 kernel (built-in or
+a plugin's) runs only where it is the AMP dtype AmpConfig.auto() and `gpudash export` give for that device, an
+fp8 kernel only where the fp8 decision allows it; fp32 kernels always may. A kernel that raises at run time (an
+old ROCm without OCP fp8, a torch without _scaled_mm) is remembered as broken for that device, a RuntimeWarning
+says so once, and the next kernel runs: fp32 always works.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Dispatcher:
         self._broken: set[tuple[str, str]] = set()  # (device key, kernel name) that raised here
         self._devices: dict[str, Device] = {}
         self._arches: dict[tuple, Arch] = {}
+        self._decisions: dict[tuple, Any] = {}  # device identity -> gpudash's KernelChoice, asked once
         self._lock = threading.Lock()
 
     # Choosing -----------------------------------------------------------------------------------
@@ -45,10 +49,44 @@ class Dispatcher:
                 arch = self._arches[facts] = arch_of(device)
         return KernelQuery(device, arch, (tuple(x_shape), tuple(w_shape)), dtype, requires_grad)
 
+    def decision(self, device: Device) -> Any:
+        """gpudash's KernelChoice for `device` (precision, fp8, reasons), asked once per device and dispatcher."""
+        ident = (
+            device.vendor,
+            device.index,
+            device.name,
+            device.compute_capability,
+            device.gfx_target,
+            tuple(device.cpu_features),
+            device.torch_index,
+            device.replayed,
+            tuple(sorted((k, str(v)) for k, v in device.runtime.items())),
+        )
+        with self._lock:
+            found = self._decisions.get(ident)
+        if found is None:
+            from gpudash.amp import kernel_precision  # the decision's rules load on first use, not at plugin load
+
+            found = kernel_precision(device)
+            with self._lock:
+                self._decisions[ident] = found
+        return found
+
+    def allowed(self, device: Device, kernel: Kernel) -> bool:
+        """May `kernel` run on `device` by gpudash's decision? 16-bit kernels only in the decided precision,
+        fp8 kernels only where fp8 is allowed; any other precision is the kernel's own predicate's business."""
+        if kernel.precision in ("bf16", "fp16"):
+            return bool(kernel.precision == self.decision(device).precision)
+        if kernel.precision.startswith("fp8"):
+            return bool(self.decision(device).fp8)
+        return True
+
     def candidates(self, query: KernelQuery) -> list[Kernel]:
         out = []
         for kernel in self.kernels:
             if (query.device.key, kernel.name) in self._broken:
+                continue
+            if not self.allowed(query.device, kernel):
                 continue
             try:
                 if kernel.predicate(query):
@@ -75,7 +113,9 @@ class Dispatcher:
         query = self.query(device, x_shape, w_shape, requires_grad=requires_grad)
         kernel = self.choose(device, x_shape, w_shape, requires_grad=requires_grad)
         ident = (device.compute_capability and f"cc {device.compute_capability}") or device.gfx_target or device.vendor
-        return f"{kernel.name} on {query.arch.family} ({ident}): {kernel.description}"
+        decided = self.decision(device)
+        why = decided.fp8_reason if kernel.precision.startswith("fp8") else decided.reason
+        return f"{kernel.name} on {query.arch.family} ({ident}): {kernel.description}; gpudash decided: {why}"
 
     # Running ------------------------------------------------------------------------------------
 

@@ -1,25 +1,25 @@
-"""The built-in matmul kernels, one per compute precision, each with the rule that selects it.
+"""The built-in matmul kernels, one per compute precision, each with the rule that says the hardware can run it.
 
 A kernel here computes x @ w.T for a 2-D x (M, K) and w (N, K), and returns (M, N) in x's dtype. The rules
 read the architecture facts from gpudash's reference tables (`arch_of`), not a hand-written list of GPU names,
 which wrongly calls compute capability 9.0 Blackwell: 9.0 is Hopper (H100/H200); Blackwell is 10.x and 12.x.
+Which of the kernels that *can* run *may* run is not decided here: the dispatcher asks gpudash's decision
+(gpudash.amp.kernel_precision, the same answer AmpConfig.auto() and `gpudash export` give), so a bf16 or fp16
+kernel runs only where training would autocast to that dtype, and fp8 only where the fp8 decision allows it.
 
   fp8 (scaled _scaled_mm)  parts with native fp8: cc 8.9 and up; gfx942 with the FNUZ dtypes; gfx950 and
-                           RDNA4 (gfx1200/gfx1201) with the OCP dtypes (ROCm >= 6.5). Inference only (no
-                           autograd through _scaled_mm); K and N must be multiples of 16.
-  bf16                     native bf16: Ampere and later, CDNA, RDNA4; CPUs with AVX512-BF16 or AMX-BF16.
-  fp16                     Volta and Turing (fp16 tensor cores, no bf16), and RDNA3/RDNA3.5, whose bf16 has
-                           known correctness problems (pytorch#189394; ROCm/legacy-rocm-build#6034).
+                           RDNA4 (gfx1200/gfx1201) with the OCP dtypes (ROCm >= 6.5, part of the fp8
+                           decision). Inference only (no autograd through _scaled_mm); K and N must be
+                           multiples of 16.
+  bf16                     native bf16: Ampere and later, CDNA, RDNA3+, CPUs with AVX512-BF16 or AMX-BF16.
+  fp16                     native fp16 on a GPU (the decision picks it where bf16 is absent or cautioned:
+                           Volta, Turing with tensor cores, RDNA3/RDNA3.5 until a probe clears their bf16).
   fp32                     everything else, and the fallback when a faster kernel fails at run time.
 """
 
 from __future__ import annotations
 
 from gpudash.plugins_api import Kernel, KernelQuery
-
-FP16_FAMILIES = frozenset({"Volta", "Turing"})
-BF16_TROUBLED_FAMILIES = frozenset({"RDNA3", "RDNA3.5"})
-OCP_FP8_MIN_ROCM = (6, 5)  # _scaled_mm with OCP fp8 on gfx950/gfx120x (PyTorch ScaledBlasDeviceUtils.cpp)
 
 
 def _gpu(q: KernelQuery) -> bool:
@@ -34,12 +34,7 @@ def _fp8_shapes_ok(q: KernelQuery) -> bool:
 def _fp8(q: KernelQuery, dtype_name: str) -> bool:
     if not (_gpu(q) and q.arch.is_native("fp8_e4m3") and q.arch.fp8_dtype == dtype_name):
         return False
-    if q.requires_grad or not _fp8_shapes_ok(q):
-        return False
-    rocm = q.device.rocm_version
-    return not (
-        q.device.vendor == "amd" and dtype_name == "float8_e4m3fn" and rocm is not None and rocm < OCP_FP8_MIN_ROCM
-    )
+    return not q.requires_grad and _fp8_shapes_ok(q)
 
 
 def wants_fp8_fnuz(q: KernelQuery) -> bool:
@@ -51,11 +46,11 @@ def wants_fp8_ocp(q: KernelQuery) -> bool:
 
 
 def wants_bf16(q: KernelQuery) -> bool:
-    return q.arch.is_native("bf16") and q.arch.family not in BF16_TROUBLED_FAMILIES
+    return q.arch.is_native("bf16")
 
 
 def wants_fp16(q: KernelQuery) -> bool:
-    return _gpu(q) and q.arch.is_native("fp16") and q.arch.family in FP16_FAMILIES | BF16_TROUBLED_FAMILIES
+    return _gpu(q) and q.arch.is_native("fp16")
 
 
 def always(q: KernelQuery) -> bool:
@@ -118,7 +113,7 @@ BF16 = Kernel(
     wants_bf16,
     _cast_matmul("bfloat16"),
     priority=30,
-    description="bf16 where the hardware has it natively (Ampere+, CDNA, RDNA4, AVX512-BF16/AMX CPUs)",
+    description="bf16 where the hardware has it and gpudash's AMP decision is bf16 (Ampere+, CDNA, RDNA4, ...)",
 )
 FP16 = Kernel(
     "matmul",
@@ -127,7 +122,7 @@ FP16 = Kernel(
     wants_fp16,
     _cast_matmul("float16"),
     priority=20,
-    description="fp16 on Volta/Turing tensor cores, and on RDNA3/RDNA3.5 instead of their troubled bf16",
+    description="fp16 where gpudash's AMP decision is fp16 (Volta/Turing tensor cores, RDNA3 WMMA, ...)",
 )
 FP32 = Kernel(
     "matmul",

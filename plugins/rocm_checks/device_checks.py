@@ -4,59 +4,70 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudash.plugins_api import Check, CheckResult
+from gpudash.plugins_api import Check, CheckResult, Device
 
 from . import probes
 from .gates import RocmDeviceCheck
 
 CPU_CONVERT_FIX = (
     "Convert bf16 to fp32 on the CPU (t.cpu().float()) instead of on the GPU, and load bf16 "
-    "caches with dtype=torch.float32; or avoid bf16 here (fp16 autocast with a GradScaler, or fp32)."
+    "caches with dtype=torch.float32."
 )
 
 
-def _verdict(check: Check, report: dict[str, Any], what: str, remediation: str) -> CheckResult:
+def with_advice(device: Device, finding: str, remediation: str, report: dict[str, Any]) -> str:
+    """The fix, then what to train in now that bf16 was found broken here: gpudash's decision with this
+    finding as a failing check, the answer `gpudash export` gives once it has run this check."""
+    from gpudash.amp import precision_advice
+
+    advice = precision_advice(device, broken={"bf16": finding})
+    report["amp_dtype"] = advice.dtype
+    return f"{remediation} {advice.text}"
+
+
+def _verdict(check: Check, device: Device, report: dict[str, Any], what: str, remediation: str) -> CheckResult:
     report = {**report, "precision": "bf16"}  # names the precision these results vouch for (or against)
     if report["mismatches"] == 0:
         return check.passed(
             f"{what}: {report['elements']} values in {report['cases']} cases match the CPU bit for bit", details=report
         )
     zeros = f", {report['zeros_where_nonzero']} became zero" if report["zeros_where_nonzero"] else ""
-    return check.failed(
+    summary = (
         f"{what}: {report['mismatches']} of {report['elements']} values differ from the CPU{zeros} "
-        f"(first: {report['first_failure']})",
-        remediation=remediation,
-        details=report,
+        f"(first: {report['first_failure']})"
     )
+    return check.failed(summary, remediation=with_advice(device, summary, remediation, report), details=report)
 
 
 class Bf16ToFp32(RocmDeviceCheck):
     name = "bf16_to_fp32"
     description = "bf16 -> fp32 conversion on the device with known values, against the CPU"
 
-    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
-        return _verdict(self, probes.conversion_report(torch, where), "bf16 -> fp32 on the GPU", CPU_CONVERT_FIX)
+    def run_on_torch(self, torch: Any, where: str, device: Device) -> CheckResult:
+        report = probes.conversion_report(torch, where)
+        return _verdict(self, device, report, "bf16 -> fp32 on the GPU", CPU_CONVERT_FIX)
 
 
 class Bf16CpuRoundTrip(RocmDeviceCheck):
     name = "bf16_cpu_round_trip"
     description = "bf16 between device and CPU, and fp32 -> bf16 rounding on the device"
 
-    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
+    def run_on_torch(self, torch: Any, where: str, device: Device) -> CheckResult:
         fix = (
             "Move tensors to the CPU as fp32 (t.to(torch.float32).cpu()) and convert there; keep bf16 only on the GPU."
         )
-        return _verdict(self, probes.round_trip_report(torch, where), "bf16 device/CPU round trip", fix)
+        return _verdict(self, device, probes.round_trip_report(torch, where), "bf16 device/CPU round trip", fix)
 
 
 class Bf16SaveLoad(RocmDeviceCheck):
     name = "bf16_save_load"
     description = "bf16 tensors through a saved file (safetensors if installed, else torch.save) and back"
 
-    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
+    def run_on_torch(self, torch: Any, where: str, device: Device) -> CheckResult:
         report = probes.save_load_report(torch, where)
         return _verdict(
             self,
+            device,
             report,
             f"bf16 save/load via {report['format'].split(' ')[0]}",
             "Save bf16 caches as fp32 (convert on the device before .cpu()) or load them on the CPU "
@@ -68,11 +79,12 @@ class Bf16CacheNanInf(RocmDeviceCheck):
     name = "bf16_cache_nan_inf"
     description = "NaN, Inf and collapsed zeros in a bf16 latent cache made on the device"
 
-    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
-        return cache_verdict(self, probes.cache_report(torch, where))
+    def run_on_torch(self, torch: Any, where: str, device: Device) -> CheckResult:
+        return cache_verdict(self, probes.cache_report(torch, where), device)
 
 
-def cache_verdict(check: Check, report: dict[str, Any]) -> CheckResult:
+def cache_verdict(check: Check, report: dict[str, Any], device: Device | None = None) -> CheckResult:
+    """The cache check's verdict on a report; with the `device`, a failure also says what to train in."""
     report = {**report, "precision": "bf16"}
     fix = (
         "Before writing a cache: t = torch.nan_to_num(t) and assert torch.isfinite(t).all(); store caches as fp32 "
@@ -89,7 +101,10 @@ def cache_verdict(check: Check, report: dict[str, Any]) -> CheckResult:
     if not report["mean_finite"]:
         problems.append("the cache's mean is not finite")
     if problems:
-        return check.failed("bf16 cache: " + "; ".join(problems), remediation=fix, details=report)
+        summary = "bf16 cache: " + "; ".join(problems)
+        if device is not None:
+            fix = with_advice(device, summary, fix, report)
+        return check.failed(summary, remediation=fix, details=report)
     return check.passed(
         "bf16 cache made on the device is finite and matches the CPU on every save path", details=report
     )

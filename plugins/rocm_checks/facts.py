@@ -67,7 +67,9 @@ class KnownIssue:
     env: dict[str, str] = field(default_factory=dict)
     refs: tuple[str, ...] = ()
     needs_hipblaslt: bool = False  # the env advice selects hipBLASLt: only where it is supported
-    precisions: tuple[str, ...] = ()  # precisions whose results the issue puts in doubt (for the recommender)
+    # Precisions whose results the issue puts in doubt. Which dtype to train in is then not this table's to say:
+    # the check asks gpudash's decision (gpudash.amp.precision_advice), the one the export and AmpConfig give.
+    precisions: tuple[str, ...] = ()
 
 
 KNOWN_ISSUES: tuple[KnownIssue, ...] = (
@@ -76,9 +78,9 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "warn",
         "bf16 is partial: a bf16 accumulation crash at small batch sizes and NaN with Adam beta2 < 0.97 "
         "reported; the ROCm compatibility guide also reports bf16->fp32 giving zeros (the device checks test it)",
-        "Convert bf16 to fp32 on the CPU (t.cpu().float()), load caches with dtype=float32, check for NaN; if bf16 "
-        "training still misbehaves, use fp16 autocast with a GradScaler. For hipErrorLaunchFailure core dumps set "
-        "the variables below and clear ~/.config/miopen and ~/.cache/miopen.",
+        "Where bf16 tensors are used, convert them to fp32 on the CPU (t.cpu().float()), load caches with "
+        "dtype=float32 and check for NaN. For hipErrorLaunchFailure core dumps set the variables below and clear "
+        "~/.config/miopen and ~/.cache/miopen.",
         {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1", "MIOPEN_DEBUG_CONV_DIRECT": "0"},
         ("ROCm/legacy-rocm-build#6034", "Musubi Tuner ROCm compatibility guide"),
         precisions=("bf16",),
@@ -96,8 +98,8 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "warn",
         "bf16 GEMMs through rocBLAS reported wrong on gfx1100, and bf16 loads returning zeros on RDNA3; the ROCm "
         "compatibility guide disables bf16 on RDNA3",
-        "Prefer fp16 autocast with a GradScaler, or route GEMMs through hipBLASLt where it supports this target "
-        "(set below when it does).",
+        "Route GEMMs through hipBLASLt where it supports this target (set below when it does): hipBLASLt fixed "
+        "the rocBLAS bf16 GEMM drift.",
         {"TORCH_BLAS_PREFER_HIPBLASLT": "1"},
         ("pytorch/pytorch#189394", "modular/modular#5466", "Musubi Tuner ROCm compatibility guide"),
         needs_hipblaslt=True,
@@ -117,8 +119,8 @@ KNOWN_ISSUES: tuple[KnownIssue, ...] = (
         "warn",
         "RDNA1 has no hipBLASLt (torch warns and falls back to hipBLAS), is in no official PyTorch ROCm wheel "
         "(HSA_OVERRIDE_GFX_VERSION spoofing has given wrong results), and has no bf16 hardware",
-        "Use hipBLAS directly (set below), train in fp32 (the enhancement summary ran without mixed precision "
-        "here; try fp16 autocast only after `gpudash probe` verifies it), and run FFTs on the CPU.",
+        "Use hipBLAS directly (set below) and run FFTs on the CPU; the enhancement summary trained without mixed "
+        "precision here.",
         {"TORCH_BLAS_PREFER_HIPBLASLT": "0"},
         (
             "RX 5600 XT GPU enhancement summary (user report)",

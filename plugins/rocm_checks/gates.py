@@ -68,7 +68,7 @@ class RocmDeviceCheck(Check):
 
     def run(self, device: Device) -> CheckResult:
         ready = rocm_torch(self, device)
-        return ready if isinstance(ready, CheckResult) else self.run_on_torch(*ready)
+        return ready if isinstance(ready, CheckResult) else self.run_on_torch(*ready, device)
 
-    def run_on_torch(self, torch: Any, where: str) -> CheckResult:
+    def run_on_torch(self, torch: Any, where: str, device: Device) -> CheckResult:
         raise NotImplementedError(f"{type(self).__name__}.run_on_torch")

@@ -114,15 +114,22 @@ class KnownIssues(RocmTableCheck):
                     continue
                 env[name] = value
         status = "fail" if any(i.status == "fail" for i in matches) else "warn"
+        precisions = sorted({p for i in matches for p in i.precisions})
         remediation = " ".join(issue.remediation for issue in matches)
-        if skipped_env:
-            remediation += " Not set: " + "; ".join(skipped_env) + "."
-        details = {
+        details: dict[str, Any] = {
             "gfx_target": gfx,
             "family": family,
-            "precisions": sorted({p for i in matches for p in i.precisions}),
+            "precisions": precisions,
             "issues": [{"summary": i.summary, "refs": list(i.refs), "env": i.env} for i in matches],
         }
+        if precisions:  # which dtype to train in: gpudash's one decision, as the export writes it
+            from gpudash.amp import precision_advice
+
+            advice = precision_advice(device)
+            remediation = f"{advice.text} {remediation}"
+            details["amp_dtype"] = advice.dtype
+        if skipped_env:
+            remediation += " Not set: " + "; ".join(skipped_env) + "."
         summary = f"{gfx} ({family}): " + "; ".join(i.summary for i in matches)
         return self.result(status, summary, remediation=remediation, env=env, details=details)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gpudash.knowledge import arch_for
 from gpudash.measure.bench.entries import bandwidth_entries, precision_result, shape_entry
 from gpudash.measure.bench.jobs import Job
-from gpudash.measure.bench.peaks import bench_peaks, check_estimated_peaks, peak_provenance
+from gpudash.measure.bench.peaks import bench_peaks, check_estimated_peaks, peak_provenance, preset_notes
 from gpudash.measure.bench.report import BenchReport
 from gpudash.measure.runner import OK, TaskResult
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
@@ -65,7 +65,10 @@ def assemble(
         provenance=MEASURED,
     )
     peak_info = peak_provenance(peaks)
-    notes = _busy_note(shape_entries) + check_estimated_peaks(records, shape_entries, peaks, peak_info)
+    notes = _busy_note(shape_entries) + check_estimated_peaks(
+        records, shape_entries, peaks, peak_info, keep=set(overrides or ())
+    )
+    notes += preset_notes(records, overrides)
     return BenchReport(
         device=device.key,
         index=device.index,

@@ -1,5 +1,5 @@
 """The theoretical peaks a benchmark is measured against: the tables' (or a preset's), where each came
-from, and the check that throws out estimates a measurement has proved too low."""
+from, and the check that throws out the tables' estimates a measurement has proved too low (never a preset's)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,28 @@ from gpudash.models import DeviceInfo
 
 
 def bench_peaks(device: DeviceInfo, overrides: dict | None) -> dict:
-    """precision -> knowledge.Peak: the tables', with a calibration preset's `overrides` on top."""
-    peaks = dict(peaks_for(device))
-    peaks.update(overrides or {})
-    return peaks
+    """precision -> knowledge.Peak: the tables', or, with a calibration preset, the preset's own and nothing else
+    (an efficiency against a named part must not mix in another part's figures; a precision the preset has no
+    peak for gets no efficiency)."""
+    if overrides is not None:
+        return dict(overrides)
+    return dict(peaks_for(device))
+
+
+def preset_notes(records: dict[str, PrecisionTestResult], overrides: dict | None) -> list[str]:
+    """A measurement above a preset's peak: the efficiency stays (it is against the preset's figure), said so."""
+    beaten = [
+        f"{p} {r.measured_gflops:.1f} GFLOPS"
+        for p, r in records.items()
+        if overrides
+        and p in overrides
+        and r.supported
+        and r.measured_gflops
+        and r.measured_gflops > overrides[p].gflops
+    ]
+    if not beaten:
+        return []
+    return [f"measured above the preset's peak ({', '.join(beaten)}): this device is faster than the named part"]
 
 
 def peak_provenance(peaks: dict) -> dict[str, dict]:
@@ -21,13 +39,18 @@ def peak_provenance(peaks: dict) -> dict[str, dict]:
 
 
 def check_estimated_peaks(
-    records: dict[str, PrecisionTestResult], entries: list[dict], peaks: dict, peak_info: dict[str, dict] | None = None
+    records: dict[str, PrecisionTestResult],
+    entries: list[dict],
+    peaks: dict,
+    peak_info: dict[str, dict] | None = None,
+    keep: frozenset[str] | set[str] = frozenset(),
 ) -> list[str]:
     """An estimated peak below a measurement is proof the estimate is wrong (VMs report the base clock, not
     the turbo the cores run at). Then no efficiency against estimated peaks is shown: above 1 it would be
     nonsense, below 1 it would rest on the same wrong clock. `peak_info` entries get "too_low": true, so
-    other figures against the same peaks (plugin benchmarks) can follow suit."""
-    estimated = {p for p, pk in peaks.items() if pk.provenance != "spec"}
+    other figures against the same peaks (plugin benchmarks) can follow suit. Peaks in `keep` (a calibration
+    preset's: figures for a named part, not this machine's clock) are never judged or blanked here."""
+    estimated = {p for p, pk in peaks.items() if pk.provenance != "spec" and p not in keep}
     if not estimated:
         return []
     beaten = [

@@ -12,19 +12,27 @@ calibration layout (gpudash/contracts/profile.schema.json).
 
 `save_profile`/`load_profile` round-trip it without loss. `profile_report` turns a benchmark into a
 profile and back; `profile_compare` sets two side by side.
+
+`load_profile` also reads what the calibration document itself writes (its "Generated Profile Structure": no
+"format" key, a precision_matrix without gpudash's per-precision `results`, operation keys such as
+"matmul_1024_large" without a shape) and profiles older than its precision_matrix, as that document promises
+they stay loadable: the matrix is then completed from what the file holds (each operation's precision_results,
+the matrix's own lists and figures), so every figure in the file shows. Nothing is invented: a figure the file
+does not hold stays empty.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpudash import __version__
+from gpudash import __version__, strict_json
 from gpudash.errors import UsageError
+from gpudash.field_checks import FieldProblem, build
 from gpudash.fileio import atomic_write_text, read_user_file
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import from_dict, to_dict
+from gpudash.precisions import PRECISIONS
 
 FORMAT, VERSION = "gpudash-profile", 1
 
@@ -78,7 +86,9 @@ class CalibrationProfile:
     def from_dict(cls, data: dict[str, Any]) -> CalibrationProfile:
         return cls(
             metadata=from_dict(CalibrationMetadata, data["metadata"]),
-            precision_matrix=PrecisionCapabilityMatrix.from_dict(data["precision_matrix"]),
+            precision_matrix=PrecisionCapabilityMatrix.from_dict(
+                data.get("precision_matrix") or {"hardware_name": data["metadata"]["hardware_name"]}
+            ),
             operation_profiles={
                 k: OperationCalibration.from_dict(v) for k, v in (data.get("operation_profiles") or {}).items()
             },
@@ -91,24 +101,118 @@ class CalibrationProfile:
 
 
 def save_profile(profile: CalibrationProfile, path) -> bool:
-    return atomic_write_text(path, json.dumps(profile.to_dict(), indent=2) + "\n")
+    return atomic_write_text(path, strict_json.dumps(profile.to_dict(), indent=2) + "\n")
+
+
+def _calibration_layout(data: dict[str, Any]) -> bool:
+    """The calibration document's own layout: metadata with a precision matrix or operation profiles."""
+    return isinstance(data.get("metadata"), dict) and any(
+        isinstance(data.get(k), dict) for k in ("precision_matrix", "operation_profiles")
+    )
 
 
 def load_profile(path) -> CalibrationProfile:
-    """Read a profile; any problem is one line naming the file."""
+    """Read a profile (gpudash's, the calibration document's layout, or one older than its precision matrix);
+    any problem is one line naming the file (and the field): a regular file of bounded size, strict JSON, and for
+    a profile gpudash wrote, its contract (gpudash/contracts/profile.schema.json) and every field's type and range."""
     text = read_user_file(path, "profile", UsageError)
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not a JSON profile: {exc.msg} (line {exc.lineno})") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise UsageError(f'{path}: not a gpudash profile (no "format": "{FORMAT}")')
-    for key in ("metadata", "precision_matrix"):
-        if not isinstance(data.get(key), dict):
-            raise UsageError(f"{path}: profile has no '{key}' object")
+        data = strict_json.loads(text)
+    except strict_json.JsonProblem as exc:
+        raise UsageError(f"{path}: not a JSON profile: {exc}") from None
+    if not isinstance(data, dict) or (
+        data.get("format", FORMAT) != FORMAT or not ("format" in data or _calibration_layout(data))
+    ):
+        raise UsageError(
+            f'{path}: not a gpudash profile (no "format": "{FORMAT}", and not the calibration layout: '
+            '"metadata" with "precision_matrix" or "operation_profiles")'
+        )
+    if not isinstance(data.get("metadata"), dict):
+        raise UsageError(f"{path}: profile has no 'metadata' object")
+    if not any(isinstance(data.get(k), dict) for k in ("precision_matrix", "operation_profiles")):
+        raise UsageError(f"{path}: profile has no 'precision_matrix' or 'operation_profiles' object")
+    current = (
+        "version" in data and "format" in data and isinstance(data.get("precision_matrix"), dict)
+    )  # as gpudash writes it
     if not data["metadata"].get("hardware_name"):
         raise UsageError(f"{path}: profile metadata has no 'hardware_name'")
+    from gpudash.contracts.validation import problems
+
+    for problem in problems("profile", data) if current else ():
+        raise UsageError(f"{path}: damaged profile: {problem}")
     try:
-        return CalibrationProfile.from_dict(data)
-    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        if current:
+            profile = build(CalibrationProfile, data, "")
+        else:  # another layout: its strings were cleaned while parsing; what it leaves out is filled in below
+            profile = CalibrationProfile.from_dict(data)
+        if "gpudash_version" not in data["metadata"]:  # not written by gpudash: do not claim this version wrote it
+            profile.metadata.gpudash_version = "not recorded"
+        complete(profile)
+        return profile
+    except (FieldProblem, TypeError, ValueError, KeyError, AttributeError) as exc:
         raise UsageError(f"{path}: damaged profile: {exc}") from None
+
+
+def _figure(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def complete(profile: CalibrationProfile) -> None:
+    """Fill what a calibration-layout or older profile leaves out from what it holds, so its figures show:
+    per-precision results from the operations (the best measured figure of each precision), else from the
+    matrix's own peak figures and supported/unsupported lists; then the matrix's lists and peaks from those
+    results. A gpudash-written profile is complete already and comes out unchanged."""
+    matrix = profile.precision_matrix
+    if matrix.results:
+        return  # gpudash wrote it: complete, and an efficiency left empty was left empty on purpose
+    matrix.results = _results_from(profile)
+    results = matrix.results
+    matrix.measured_at = matrix.measured_at or profile.metadata.calibration_date
+    if not matrix.theoretical_peaks and profile.theoretical_peak_gflops is not None:
+        matrix.theoretical_peaks = {"fp32": float(profile.theoretical_peak_gflops)}
+    for p, r in results.items():  # the file's own two figures, measured over theoretical
+        peak = _figure(matrix.theoretical_peaks.get(p))
+        if r.efficiency is None and r.supported and r.measured_gflops is not None and peak:
+            r.efficiency = r.measured_gflops / peak
+    if not matrix.peak_gflops_by_precision:
+        matrix.peak_gflops_by_precision = {
+            p: r.measured_gflops for p, r in results.items() if r.supported and r.measured_gflops is not None
+        }
+    best = matrix.peak_gflops_by_precision
+    if not matrix.speedup_vs_fp32 and best.get("fp32"):
+        matrix.speedup_vs_fp32 = {p: g / best["fp32"] for p, g in best.items() if p != "fp32"}
+    for p, r in results.items():
+        if r.supported and r.speedup_vs_fp32 is None:
+            r.speedup_vs_fp32 = 1.0 if p == "fp32" and best.get("fp32") else _figure(matrix.speedup_vs_fp32.get(p))
+    if not matrix.supported_precisions and not matrix.unsupported_precisions:
+        matrix.supported_precisions = [p for p, r in results.items() if r.supported]
+        matrix.unsupported_precisions = [p for p, r in results.items() if not r.supported]
+
+
+def _results_from(profile: CalibrationProfile) -> dict[str, PrecisionTestResult]:
+    matrix = profile.precision_matrix
+    out: dict[str, PrecisionTestResult] = {}
+    for op in profile.operation_profiles.values():
+        for p, r in op.precision_results.items():
+            held = out.get(p)
+            better = r.supported and (
+                held is None or not held.supported or (r.measured_gflops or 0.0) > (held.measured_gflops or 0.0)
+            )
+            if held is None or better:
+                copy = PrecisionTestResult.from_dict(r.to_dict())
+                copy.details = {**(copy.details or {}), "best_shape": list(op.shape) or None}
+                out[p] = copy
+    for p, gflops in matrix.peak_gflops_by_precision.items():
+        if p not in out and _figure(gflops) is not None:
+            out[p] = PrecisionTestResult(
+                precision=p,
+                supported=True,
+                measured_gflops=_figure(gflops),
+                speedup_vs_fp32=1.0 if p == "fp32" else _figure(matrix.speedup_vs_fp32.get(p)),
+            )
+    for p in matrix.unsupported_precisions:
+        out.setdefault(p, PrecisionTestResult(precision=p, supported=False, failure_reason="unsupported (profile)"))
+    for p in matrix.supported_precisions:
+        out.setdefault(p, PrecisionTestResult(precision=p, supported=True))
+    order = {p: i for i, p in enumerate(PRECISIONS)}
+    return dict(sorted(out.items(), key=lambda kv: order.get(kv[0], len(order))))

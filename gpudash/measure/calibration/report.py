@@ -89,7 +89,7 @@ def report_from_profile(profile: CalibrationProfile) -> BenchReport:
             )
     index = int(meta.device.split(":")[1]) if meta.device and ":" in meta.device else 0
     return BenchReport(
-        device=meta.device or "",
+        device=meta.device or meta.device_type,  # a calibration-layout profile names no gpudash device
         index=index,
         vendor=meta.vendor or "",
         name=meta.hardware_name,

@@ -20,7 +20,7 @@ from gpudash.measure import runner
 from gpudash.measure.device_names import find_device, find_devices, torch_device
 from gpudash.measure.probe.matrix import capability_matrix, recorded_torch, unmeasured_matrix
 from gpudash.measure.probe.report import precision_json, probe_json
-from gpudash.measure.probe.store import remember, remembered
+from gpudash.measure.probe.store import remember, remembered, remembered_matrix
 from gpudash.measure.probe.verdict import RATE_EXEMPT, SLOW_REFERENCE_FRACTION, judge
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
@@ -40,6 +40,7 @@ __all__ = [
     "probe_machine",
     "remember",
     "remembered",
+    "remembered_matrix",
     "unmeasured_matrix",
 ]
 

@@ -1,5 +1,10 @@
 """The Benchmarks view: GFLOPS per precision, GFLOPS over matrix size, tables, and earlier runs.
 
+Devices of one model are one entry ("nvidia:0-7 (8x H100 80GB HBM3)"): its table is the first member's, and
+when more members measured, a column gives the spread of their best GFLOPS. The size chart draws one group
+of precisions at a time (the group of the highlighted row: 32/64-bit, 16-bit, 8-bit and below), with its
+legend beside the chart rather than over the data, and round ticks on both axes.
+
 On show it draws the newest kept run at once (the bench history `gpudash bench` keeps too), or on a replayed
 machine the spec peaks, never measured. "Run quick" (R) and "Run full" (F) call the bench action
 (gpudash.actions.bench) from a thread worker, as `gpudash bench` does: the built-in sweep with a progress bar,
@@ -13,20 +18,45 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.color import Color
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, ProgressBar, Select, Static
 from textual_plotext import PlotextPlot
 
+from gpudash.render import axes
 from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, plugin_rows, precision_rows
+from gpudash.render.groups import DeviceGroup, group_devices
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
 
 BenchDoc = dict[str, Any]  # a bench JSON document
 SUMMARY = ("fp32", "bf16", "fp16", "int8")  # the columns of the earlier-runs table
+# The size chart shows one group at a time: a handful of lines a person can tell apart.
+PRECISION_GROUPS = (
+    ("32/64-bit", ("fp64", "fp32", "tf32")),
+    ("16-bit", ("fp16", "bf16")),
+    ("8-bit and below", ("fp8_e4m3", "fp8_e5m2", "int8", "fp4")),
+)
+SERIES_COLOURS = ("accent", "primary", "warning", "success")  # theme variables, one per line of a group
+REPLAYED_RUN_OFF = "Run is off: a replayed machine is never measured (its devices are elsewhere); spec peaks only"
+
+
+def device_groups(app: GpudashApp) -> list[DeviceGroup]:
+    """One entry per model: every device of one vendor and name (measured figures may differ)."""
+    docs = [{"key": d.key, "vendor": d.vendor, "index": d.index, "name": d.name} for d in app.machine.devices]
+    return group_devices(docs, lambda _dev: None)
+
+
+def precision_group(precision: str | None) -> tuple[str, tuple[str, ...]]:
+    for title, members in PRECISION_GROUPS:
+        if precision in members:
+            return title, members
+    return (precision or "?"), (precision or "?",)
 
 
 def _device_entry(data: BenchDoc, key: str | None) -> dict[str, Any] | None:
@@ -38,17 +68,28 @@ def _effective_size(shape: list[int]) -> float:
     return (m * n * k) ** (1 / 3)
 
 
+def _theme_rgb(plot: PlotextPlot, name: str) -> tuple[int, int, int]:
+    try:
+        return Color.parse(plot.app.theme_variables.get(name, "white")).rgb
+    except Exception:  # an odd theme value: white beats a crash
+        return (255, 255, 255)
+
+
 class GflopsBars(PlotextPlot):
-    """Best GFLOPS per precision, one bar each."""
+    """Best GFLOPS per precision, one bar each; round y ticks."""
 
     def show(self, dev: dict[str, Any] | None) -> None:
         plt = self.plt
         plt.clear_data()
         best = (dev or {}).get("peak_gflops_by_precision") or {}
         if best:
-            plt.bar(list(best), [round(v, 1) for v in best.values()], marker="hd")
+            plt.bar(list(best), [round(v, 1) for v in best.values()], marker="hd", color=_theme_rgb(self, "primary"))
+            ticks = axes.nice_ticks(max(best.values()))
+            plt.yticks(ticks, [axes.short_number(t) for t in ticks])
+            plt.ylim(0, ticks[-1])
             plt.title("best GFLOPS per precision")
         else:
+            plt.yticks([], [])
             plt.title(
                 "no measurement"
                 if not dev
@@ -58,18 +99,41 @@ class GflopsBars(PlotextPlot):
 
 
 class SizeLines(PlotextPlot):
-    """GFLOPS over matrix size (the cube root of M·N·K), one line per precision."""
+    """GFLOPS over matrix size (the cube root of M·N·K, powers of two across), one group of precisions."""
 
-    def show(self, dev: dict[str, Any] | None) -> None:
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.legend: list[tuple[str, tuple[int, int, int]]] = []  # drawn beside the chart, not over the data
+        self.group_title = ""
+
+    def show(self, dev: dict[str, Any] | None, precision: str | None = None) -> None:
+        import math
+
         plt = self.plt
         plt.clear_data()
         series: dict[str, list[tuple[float, float]]] = {}
         for r in (dev or {}).get("results") or []:
             series.setdefault(r["precision"], []).append((_effective_size(r["shape"]), r["gflops"]))
-        for precision, points in series.items():
-            points.sort()
-            plt.plot([x for x, _ in points], [y for _, y in points], label=precision, marker="hd")
-        plt.title("GFLOPS over matrix size (cube root of M·N·K)" if series else "no shapes measured")
+        first = next(iter(series), None)
+        self.group_title, members = precision_group(precision if precision in series else first)
+        shown = {p: sorted(points) for p, points in series.items() if p in members}
+        self.legend = []
+        for i, (name, points) in enumerate(shown.items()):
+            rgb = _theme_rgb(self, SERIES_COLOURS[i % len(SERIES_COLOURS)])
+            plt.plot([math.log2(x) for x, _ in points], [y for _, y in points], marker="hd", color=rgb)
+            self.legend.append((name, rgb))
+        if shown:
+            sizes = [x for points in shown.values() for x, _ in points]
+            ticks = axes.power_of_two_ticks(min(sizes), max(sizes))
+            plt.xticks([math.log2(t) for t in ticks], [axes.size_label(t) for t in ticks])
+            top = axes.nice_ticks(max(y for points in shown.values() for _, y in points))
+            plt.yticks(top, [axes.short_number(t) for t in top])
+            plt.ylim(0, top[-1])
+            plt.title(f"GFLOPS over matrix size · {self.group_title}")
+        else:
+            plt.xticks([], [])
+            plt.yticks([], [])
+            plt.title("no shapes measured")
         self.refresh()
 
 
@@ -86,27 +150,41 @@ class BenchView(Vertical):
         super().__init__(id="bench")
         self.current: BenchDoc | None = None  # the bench JSON document shown
         self.current_label = ""
-        self.device_key: str | None = None
+        self.device_key: str | None = None  # the first device of the group shown
+        self.groups = device_groups(app)
+        self.group: DeviceGroup | None = self.groups[0] if self.groups else None
+        self.precision: str | None = None  # the highlighted row: its group of precisions is drawn over size
         self.runs: list[tuple[str, BenchDoc]] = []  # earlier runs, newest first
         self.baseline: tuple[str, BenchDoc] | None = None
         self.running = False
         self._cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
-        keys = [d.key for d in self.app.machine.devices]
+        replayed = self.app.machine.replayed
+        why = REPLAYED_RUN_OFF if replayed else None
         with Horizontal(id="bench-top"):
             yield Static("", id="bench-status", markup=False)
-            if len(keys) > 1:
-                yield Select([(k, k) for k in keys], value=keys[0], allow_blank=False, id="bench-device")
-            yield Button("Run quick", id="bench-run", variant="primary")
-            yield Button("Run full", id="bench-full")
-            yield Button("Cancel", id="bench-cancel", variant="error", disabled=True)
+            if len(self.groups) > 1:
+                yield Select(
+                    [(g.label, g.key) for g in self.groups],
+                    value=self.groups[0].key,
+                    allow_blank=False,
+                    id="bench-device",
+                    compact=True,
+                )
+            yield Button(
+                "Run quick (R)", id="bench-run", variant="primary", compact=True, disabled=replayed, tooltip=why
+            )
+            yield Button("Run full (F)", id="bench-full", compact=True, disabled=replayed, tooltip=why)
+            yield Button("Cancel (esc)", id="bench-cancel", variant="error", compact=True, disabled=True)
         bar = ProgressBar(id="bench-progress", show_eta=False)
         bar.display = False  # shown while a benchmark runs
         yield bar
         with Horizontal(id="bench-charts"):
             yield GflopsBars(id="bench-bars")
-            yield SizeLines(id="bench-lines")
+            with Vertical(id="bench-lines-box"):
+                yield SizeLines(id="bench-lines")
+                yield Static("", id="bench-legend")
         yield DataTable(id="bench-table", cursor_type="row", zebra_stripes=True)
         plugins: DataTable[str] = DataTable(id="bench-plugins", cursor_type="row", zebra_stripes=True)
         plugins.display = False  # shown when the run has plugin benchmarks that measured
@@ -116,8 +194,7 @@ class BenchView(Vertical):
             yield Static("", id="bench-notes", markup=False)
 
     def on_mount(self) -> None:
-        keys = [d.key for d in self.app.machine.devices]
-        self.device_key = keys[0] if keys else None
+        self.device_key = self.group.first["key"] if self.group else None
         self.show_known()
         self.query_one("#bench-table", DataTable).focus()  # so R, F and escape reach this view at once
 
@@ -132,7 +209,7 @@ class BenchView(Vertical):
         found = known(self.app.session)
         if found.spec is not None:  # a replayed machine: nothing ran, the spec peaks are labelled
             self.show(found.spec, "replayed: not run, spec peaks shown")
-            self._status("replayed: never measured; peaks from the tables, with their provenance")
+            self._status("replayed: never measured; peaks from the tables, with their provenance · Run is off")
             return
         self.runs = found.runs
         if self.runs:
@@ -147,13 +224,22 @@ class BenchView(Vertical):
 
     def show(self, data: BenchDoc | None, label: str) -> None:
         self.current, self.current_label = data, label
-        dev = _device_entry(data, self.device_key) if data and self.device_key else None
+        dev = self._shown_entry(data)
+        # Empty charts would only take the table's rows (a replay measures nothing): shown when there is data.
+        self.query_one("#bench-charts").display = bool(
+            dev and (dev.get("peak_gflops_by_precision") or dev.get("results"))
+        )
         self.query_one(GflopsBars).show(dev)
-        self.query_one(SizeLines).show(dev)
+        self._show_lines(dev)
         self._fill_table(dev)
         not_measured = self._fill_plugins(dev)
         self._fill_history()
         notes = []
+        if self.group is not None and len(self.group.members) > 1:
+            notes.append(
+                f"{self.group.label}: one model, shown once; the figures are {self.device_key}'s"
+                + (", the spread column covers every member that measured" if self._spread() else "")
+            )
         if dev is not None:
             notes.append(bandwidth_line(dev))
             notes += precision_rows(dev)[1] + [f"note: {n}" for n in dev.get("notes") or []]
@@ -172,12 +258,50 @@ class BenchView(Vertical):
             table.add_row(*row, key=str(i))
         return not_measured
 
+    def _shown_entry(self, data: BenchDoc | None) -> dict[str, Any] | None:
+        """The group's first member with an entry in `data` (its figures are the ones drawn)."""
+        if not data or self.group is None:
+            return None
+        for key in self.group.keys:
+            entry = _device_entry(data, key)
+            if entry is not None:
+                self.device_key = key
+                return entry
+        return None
+
+    def _spread(self) -> dict[str, tuple[float, float, int]]:
+        """precision -> (lowest, highest best GFLOPS, members measured) over the group, where two or more did."""
+        if not self.current or self.group is None or len(self.group.members) < 2:
+            return {}
+        best: dict[str, list[float]] = {}
+        for key in self.group.keys:
+            for p, value in ((_device_entry(self.current, key) or {}).get("peak_gflops_by_precision") or {}).items():
+                if value is not None:
+                    best.setdefault(p, []).append(value)
+        return {p: (min(v), max(v), len(v)) for p, v in best.items() if len(v) > 1}
+
+    def _show_lines(self, dev: dict[str, Any] | None) -> None:
+        lines = self.query_one(SizeLines)
+        lines.show(dev, self.precision)
+        legend = Text.assemble(*((f"━━ {name}   ", f"rgb({r},{g},{b})") for name, (r, g, b) in lines.legend))
+        self.query_one("#bench-legend", Static).update(legend if lines.legend else "")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "bench-table" and event.row_key is not None and event.row_key.value:
+            before = precision_group(self.precision)[1]
+            self.precision = str(event.row_key.value)
+            if precision_group(self.precision)[1] != before:  # only a new group changes the chart
+                self._show_lines(self._shown_entry(self.current))
+
     def _fill_table(self, dev: dict[str, Any] | None) -> None:
         table = self.query_one("#bench-table", DataTable)
         table.clear(columns=True)
         baseline = self.baseline
         compare = _device_entry(baseline[1], self.device_key) if baseline else None
         extra = [f"vs {baseline[0]}"] if baseline and compare is not None else []
+        spread = self._spread()
+        if spread and self.group is not None:
+            extra.append(f"best across {self.group.key}")
         for name in HEADER + extra:
             table.add_column(name, key=name)
         if dev is None:
@@ -190,7 +314,10 @@ class BenchView(Vertical):
             if compare is not None:
                 ratio = now[p] / before[p] if now.get(p) and before.get(p) else None
                 row = row + ["–" if ratio is None else f"{ratio:.2f}x"]
-            table.add_row(*row, key=p)
+            if spread:
+                low, high, n = spread.get(p, (None, None, 0))
+                row = row + ["–" if low is None else f"{low:,.1f}–{high:,.1f} ({n})"]
+            table.add_row(*(Text(c) for c in row), key=p)
 
     def _fill_history(self) -> None:
         table = self.query_one("#bench-history", DataTable)
@@ -212,7 +339,8 @@ class BenchView(Vertical):
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.select.id == "bench-device" and event.value != Select.BLANK:
-            self.device_key = str(event.value)
+            self.group = next((g for g in self.groups if g.key == event.value), self.group)
+            self.device_key = self.group.first["key"] if self.group else None
             self.show(self.current, self.current_label)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -234,7 +362,7 @@ class BenchView(Vertical):
 
     def action_run(self, mode: str) -> None:
         if self.app.machine.replayed:
-            self.app.notify("a replayed machine is never measured: spec peaks only", severity="information")
+            self.app.notify(REPLAYED_RUN_OFF, severity="information")
             return
         if self.running:
             self.app.notify("a benchmark is already running", severity="warning")

@@ -56,7 +56,7 @@ class ChecksView(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(id="checks-top"):
             yield Static("", id="checks-status", markup=False)
-            yield Button("Run checks", id="checks-run", variant="primary")
+            yield Button("Run checks (R)", id="checks-run", variant="primary", compact=True)
         yield DataTable(id="checks-table", cursor_type="row", zebra_stripes=True)
         yield Static("highlight a check to see its fix and environment variables", id="checks-detail", markup=False)
 

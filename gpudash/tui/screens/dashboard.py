@@ -1,24 +1,58 @@
-"""The Dashboard view: one DeviceCard per device, laid out in as many columns as the width allows."""
+"""The Dashboard view: the host line, every device on one line each, and every GPU process below.
+
+Dense by default, like nvitop: 8 GPUs and their processes fit 80x24, 16 fit 160x48. The device table takes
+the rows it needs (up to what leaves the process panel six rows), the process panel the rest; both scroll
+rather than lose rows. Enter (or D) on a device opens its detail in place: the card with its history chart
+and every field with the reason for each n/a; escape or D returns.
+
+Processes are signalled from here (T: SIGTERM, K: SIGKILL) through gpudash.actions.processes, after a
+confirmation; never on a replayed machine or with --readonly, and each refusal says why in one line.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
-from textual.containers import ItemGrid, VerticalScroll
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import ContentSwitcher, Static
 
-from gpudash.models import Sample
-from gpudash.tui.widgets.device_card import DeviceCard
-from gpudash.tui.widgets.history_chart import LINES
-from gpudash.tui.widgets.precision_badges import BadgeLegend
+from gpudash.actions import processes as process_action
+from gpudash.info import device_status
+from gpudash.models import LOST, Sample
+from gpudash.render import processes as proc_text
+from gpudash.tui.widgets.device_detail import DeviceDetail, StepDevice
+from gpudash.tui.widgets.device_table import DeviceTable
+from gpudash.tui.widgets.host_line import HostLine
+from gpudash.tui.widgets.live_table import LiveTable
+from gpudash.tui.widgets.process_table import ProcessPanel, ProcessTable
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
 
-CARD_MIN_WIDTH = 96  # facts (about 58 columns) beside a chart still worth reading
+PROCESS_ROWS_KEPT = 6  # the process panel's rows (header included) the device table never takes
 
 
-class DashboardView(VerticalScroll):
+class DashboardView(Vertical):
+    BINDINGS = [
+        Binding(
+            "D", "toggle_detail", "Detail", show=False, tooltip="the highlighted device in full, or back to all devices"
+        ),
+        Binding(
+            "s",
+            "next_sort",
+            "Sort",
+            tooltip="sort processes by the next column: "
+            + ", ".join(proc_text.COLUMN_BY_ID[k.id].header for k in proc_text.SORT_KEYS),
+        ),
+        Binding("S", "reverse_sort", "Reverse", show=False, tooltip="reverse the process order"),
+        Binding("slash", "filter", "Filter", key_display="/", tooltip="filter processes (escape clears)"),
+        Binding("T", "signal('SIGTERM')", "SIGTERM", tooltip="ask the highlighted process to exit (confirm first)"),
+        Binding("K", "signal('SIGKILL')", "SIGKILL", tooltip="kill the highlighted process at once (confirm first)"),
+        Binding("escape", "back", "Back", show=False, tooltip="back to all devices; clears the process filter"),
+    ]
+
     app: GpudashApp
 
     def __init__(self, app: GpudashApp) -> None:
@@ -26,61 +60,208 @@ class DashboardView(VerticalScroll):
         self._devices = list(app.machine.devices)
         self._interval = app.refresh_interval
         self._window = app.history_seconds
+        self._alerts = ""
 
     def compose(self) -> ComposeResult:
-        yield BadgeLegend(id="legend")
-        with ItemGrid(id="cards", min_column_width=CARD_MIN_WIDTH):
-            for device in self._devices:
-                yield DeviceCard(device, interval_s=self._interval, window_s=self._window)
+        machine = self.app.machine
+        yield HostLine(machine.host.hostname, machine.replayed, id="host-line")
+        with ContentSwitcher(initial="dash-dense", id="dash-switcher"):
+            with Vertical(id="dash-dense"):
+                yield DeviceTable(self._devices, id="dev-table")
+                yield Static("", id="dash-alerts", markup=False)
+                yield ProcessPanel(id="proc-panel")
+            yield DeviceDetail(interval_s=self._interval, window_s=self._window, id="dash-detail")
 
     def on_mount(self) -> None:
+        self.query_one("#dash-alerts", Static).display = False
         self.app.samples_applied.subscribe(self, self.show_samples)
         self.app.machine_changed.subscribe(self, self.machine_changed)
-        self.watch(self, "scroll_y", self._bring_into_view_up_to_date, init=False)
-        self.describe_cards()
         if self.app.latest:
             self.show_samples(self.app.latest)
 
-    def on_resize(self) -> None:
-        self._bring_into_view_up_to_date()
+    def focus_main(self) -> None:
+        """What gets the focus when the tab is shown: the device table (or the open detail)."""
+        if self.detail_open:
+            self.query_one(DeviceDetail).focus()
+        else:
+            self.device_table.focus()
 
-    def _bring_into_view_up_to_date(self, _scroll_y: float = 0) -> None:
-        if self.app.latest:
-            self.show_samples(self.app.latest)
+    @property
+    def device_table(self) -> DeviceTable:
+        return self.query_one(DeviceTable)
 
-    def describe_cards(self) -> None:
-        machine = self.app.machine
-        by_key = {d.key: d for d in machine.devices}
-        for card in self.query(DeviceCard):
-            device = by_key.get(card.device.key, card.device)
-            source = "replayed" if machine.replayed else "live · " + "+".join(device.sources)
-            card.describe(device, machine.runtime, self.app.torch_state, source)
+    @property
+    def process_table(self) -> ProcessTable:
+        return self.query_one(ProcessTable)
 
-    async def machine_changed(self, _machine: object = None) -> None:
-        """torch's view may add devices (a GPU without NVML/amdsmi): rebuild the cards if the set changed."""
-        devices = list(self.app.machine.devices)
-        if [d.key for d in devices] != [c.device.key for c in self.query(DeviceCard)]:
-            grid = self.query_one("#cards", ItemGrid)
-            await grid.remove_children()
-            await grid.mount_all(DeviceCard(d, interval_s=self._interval, window_s=self._window) for d in devices)
-        self.describe_cards()
-        if self.app.latest:
-            self.show_samples(self.app.latest, force=True)  # a device's n/a reasons may have changed
+    @property
+    def detail_open(self) -> bool:
+        return self.query_one(ContentSwitcher).current == "dash-detail"
 
-    def show_samples(self, samples: dict[str, Sample], force: bool = False) -> None:
-        """Update the cards in view. Cards scrolled out of view are skipped: refreshing an off-screen
-        widget makes Textual re-arrange the whole screen, which was half the idle cost with 8 GPUs.
-        Scrolling or resizing brings the newly visible cards up to date."""
+    # Readings -----------------------------------------------------------------------------------
+
+    def show_samples(self, samples: dict[str, Sample]) -> None:
         if not all(node.display for node in self.ancestors_with_self):
             return  # another tab is showing; the app republishes the latest samples when this one is shown
-        history = self.app.history
-        viewport = self.region
-        with self.app.batch_update():
-            for card in self.query(DeviceCard):
-                key = card.device.key
-                if card.sample is not None and card.sample is samples.get(key) and not force:
-                    continue  # already showing this reading
-                if card.sample is not None and not viewport.overlaps(card.region):
-                    continue
-                series = {metric: history.series(key, metric) for metric in LINES}
-                card.show_sample(samples.get(key), series)
+        app = self.app
+        with app.batch_update():
+            self.query_one(HostLine).show_load(app.host_load)
+            if self.detail_open:
+                detail = self.query_one(DeviceDetail)
+                if detail.device is not None:
+                    detail.show_sample(samples.get(detail.device.key), app.machine.runtime, app.history)
+                return
+            table = self.device_table
+            table.show_samples(samples)
+            self.query_one(ProcessPanel).show_processes(table.devices, samples, table.labels)
+            self._show_alerts(samples)
+            self._fit_heights()
+
+    def _show_alerts(self, samples: dict[str, Sample]) -> None:
+        """One line naming lost GPUs, and devices whose whole reading failed (a hung driver call, say), with
+        the reason: their rows have room for "LOST" or "n/a" only."""
+        table = self.device_table
+        lost = []
+        for device in table.devices:
+            sample = samples.get(device.key)
+            status, reason = device_status(device, sample)
+            kind = "CPU" if device.vendor == "cpu" else "GPU"
+            label = f"{kind} {table.labels.get(device.key, device.index)}"
+            if status == LOST:
+                lost.append(f"{label} lost: {reason}")
+            elif sample is not None and sample.unavailable.get("all"):
+                lost.append(f"{label}: {sample.unavailable['all']}")
+        text = " · ".join(lost)
+        if text != self._alerts:  # unchanged: no repaint, no relayout
+            self._alerts = text
+            alerts = self.query_one("#dash-alerts", Static)
+            alerts.update(text)
+            alerts.display = bool(lost)
+
+    def on_resize(self) -> None:
+        self._fit_heights()
+
+    def _fit_heights(self) -> None:
+        """The device table as tall as its rows, but never into the process panel's last six rows."""
+        table = self.device_table
+        if not self.size.height:
+            return
+        taken = 1 + (1 if self.query_one("#dash-alerts", Static).display else 0)  # host line, alerts
+        room = self.size.height - taken - PROCESS_ROWS_KEPT
+        wanted = len(table.row_keys) + 1
+        height = max(2, min(wanted, room))
+        if table.styles.height is None or table.styles.height.value != height:
+            table.styles.height = height
+
+    async def machine_changed(self, _machine: object = None) -> None:
+        """torch's view may add devices (a GPU without NVML/amdsmi) or versions: rows and detail follow."""
+        self._devices = list(self.app.machine.devices)
+        self.device_table.set_devices(self._devices)
+        detail = self.query_one(DeviceDetail)
+        if detail.device is not None:
+            await self._open_detail(detail.device.key)
+        if self.app.latest:
+            self.show_samples(self.app.latest)
+
+    # Detail -------------------------------------------------------------------------------------
+
+    def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
+        if isinstance(event.table, DeviceTable):
+            event.stop()
+            device = event.table.device_of(event.row_key)
+            if device is not None:
+                self.run_worker(self._open_detail(device.key), exclusive=True, group="detail")
+
+    async def _open_detail(self, key: str) -> None:
+        machine = self.app.machine
+        device = next((d for d in machine.devices if d.key == key), None)
+        if device is None:
+            return
+        source = "replayed" if machine.replayed else "live · " + "+".join(device.sources)
+        detail = self.query_one(DeviceDetail)
+        await detail.show_device(device, machine.runtime, self.app.torch_state, source)
+        self.query_one(ContentSwitcher).current = "dash-detail"
+        detail.show_sample(self.app.latest.get(key), machine.runtime, self.app.history)
+        detail.focus()
+
+    def close_detail(self) -> None:
+        self.query_one(ContentSwitcher).current = "dash-dense"
+        detail = self.query_one(DeviceDetail)
+        if detail.device is not None:
+            self.device_table.move_to_key(detail.device.key)
+        self.device_table.focus()
+        if self.app.latest:
+            self.show_samples(self.app.latest)
+
+    def action_toggle_detail(self) -> None:
+        if self.detail_open:
+            self.close_detail()
+            return
+        device = self.device_table.device_of(self.device_table.highlighted_key)
+        if device is not None:
+            self.run_worker(self._open_detail(device.key), exclusive=True, group="detail")
+
+    def action_back(self) -> None:
+        if self.detail_open:
+            self.close_detail()
+
+    def on_step_device(self, message: StepDevice) -> None:
+        detail = self.query_one(DeviceDetail)
+        keys = [d.key for d in self.device_table.devices]
+        if detail.device is None or detail.device.key not in keys:
+            return
+        index = (keys.index(detail.device.key) + message.step) % len(keys)
+        self.device_table.move_to_key(keys[index])
+        self.run_worker(self._open_detail(keys[index]), exclusive=True, group="detail")
+
+    # Processes ----------------------------------------------------------------------------------
+
+    def action_next_sort(self) -> None:
+        ids = [k.id for k in proc_text.SORT_KEYS]
+        table = self.process_table
+        table.sort_by(ids[(ids.index(table.sort_id) + 1) % len(ids)], reverse=False)
+        self.app.notify(f"processes sorted by {proc_text.COLUMN_BY_ID[table.sort_id].header}", timeout=2)
+
+    def action_sort_by(self, sort_id: str) -> None:
+        self.process_table.sort_by(sort_id, reverse=False)
+
+    def action_open_detail(self, key: str) -> None:
+        self.device_table.move_to_key(key)
+        self.run_worker(self._open_detail(key), exclusive=True, group="detail")
+
+    def action_reverse_sort(self) -> None:
+        table = self.process_table
+        table.sort_by(table.sort_id, reverse=not table.reverse)
+
+    def action_filter(self) -> None:
+        if self.detail_open:
+            self.close_detail()
+        self.query_one(ProcessPanel).open_filter()
+
+    def action_signal(self, name: str) -> None:
+        from gpudash.tui.screens.signal_dialog import SignalDialog
+
+        session = self.app.session
+        refused = process_action.refusal(session)
+        if refused:
+            self.app.notify(f"{name} not sent: {refused}", severity="warning")
+            return
+        row = self.process_table.highlighted
+        if row is None:
+            self.app.notify(f"{name}: no process highlighted (the process panel is empty)", severity="warning")
+            return
+        target = process_action.identify(session, row.proc.pid)
+        if not target.allowed:
+            self.app.notify(f"{name} not sent: {target.why_not}", severity="warning")
+            return
+
+        def answered(send: bool | None) -> None:
+            if not send:
+                self.app.notify(f"{name} not sent: cancelled", timeout=2)
+                return
+            outcome = process_action.signal_process(
+                session, target.pid, process_action.SIGNALS[name], create_time=target.create_time
+            )
+            self.app.notify(outcome.message, severity="information" if outcome.sent else "error")
+
+        self.app.push_screen(SignalDialog(target, name, row.gpu, row.proc.elapsed_s), answered)

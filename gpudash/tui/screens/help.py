@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -17,16 +18,50 @@ if TYPE_CHECKING:
     from gpudash.tui.views import ViewSpec
 
 
+GENERAL_KEYS = [
+    ("tab", "move the focus to the next table, button or field (shift+tab: back)"),
+    ("ctrl+p", "command palette: every view and action below, searchable by name"),
+    ("↑ ↓ pgup pgdn", "move in a table; home/end: first/last row"),
+    ("esc", "close this help; in a view: cancel, go back or clear the filter"),
+]
+# Keys a view's widgets handle themselves (not bindings of the view), listed with the view.
+WIDGET_KEYS = {
+    "dashboard": [
+        ("enter", "on a device row: its detail (card, history chart, every field with the reason for n/a)"),
+        ("← →  [ ]", "in the detail: the previous or next device"),
+        ("click", "on a process column header: sort by it (again: reverse)"),
+    ],
+}
+
+
+def _key(binding: Binding) -> str:
+    return binding.key_display or binding.key.replace("slash", "/").replace("question_mark", "?")
+
+
 def binding_rows(bindings: Iterable[BindingType], views: Iterable[ViewSpec]) -> list[tuple[str, str]]:
-    """(key, what it does) for the app's bindings, then one row per registered view."""
+    """(key, what it does) for the app's own bindings, one row per registered view, and the general keys."""
     rows = [
-        (b.key_display or b.key, b.tooltip or b.description)
+        (_key(b), b.tooltip or b.description)
         for b in bindings
         if isinstance(b, Binding) and b.show and not b.action.startswith("show_view")
     ]
     rows += [(v.key, f"{v.title}: {v.description}" if v.description else v.title) for v in views]
-    rows.append(("esc", "close this help"))
+    rows += GENERAL_KEYS
     return rows
+
+
+def view_rows(spec: ViewSpec) -> list[tuple[str, str]]:
+    """The keys of one view: its bindings (and its widgets' keys); the view's class is imported for them,
+    which the help screen may do (the view itself is still built only when first shown)."""
+    factory = spec.factory
+    if isinstance(factory, str):
+        module, _, name = factory.partition(":")
+        try:
+            factory = getattr(importlib.import_module(module), name)
+        except Exception:  # a broken view module must not break the help screen
+            return []
+    rows = [(_key(b), b.tooltip or b.description) for b in getattr(factory, "BINDINGS", []) if isinstance(b, Binding)]
+    return rows + WIDGET_KEYS.get(spec.id, [])
 
 
 class HelpScreen(ModalScreen[None]):
@@ -40,11 +75,20 @@ class HelpScreen(ModalScreen[None]):
         app = self.app
         with VerticalScroll(id="help") as help_box:
             help_box.border_title = "gpudash help"
-            yield Static("Keys", classes="help-heading", id="help-keys")
-            with Grid(id="help-bindings"):
+            yield Static("Keys everywhere", classes="help-heading", id="help-keys")
+            with Grid(classes="help-bindings"):
                 for key, text in binding_rows(app.BINDINGS, getattr(app, "views", [])):
                     yield Static(key, classes="help-key", markup=False)
                     yield Static(text, markup=False)
+            for spec in getattr(app, "views", []):
+                rows = view_rows(spec)
+                if not rows:
+                    continue
+                yield Static(f"{spec.title} ({spec.key})", classes="help-heading")
+                with Grid(classes="help-bindings"):
+                    for key, text in rows:
+                        yield Static(key, classes="help-key", markup=False)
+                        yield Static(text, markup=False)
             yield Static("Precision badges", classes="help-heading")
             yield BadgeLegend()
             yield Static(
@@ -52,10 +96,21 @@ class HelpScreen(ModalScreen[None]):
                 "e4m3 and e5m2; hover a badge row for both.",
                 classes="help-text",
             )
+            yield Static("Dashboard columns", classes="help-heading")
+            yield Static(
+                "PREC: the narrowest float format the device runs natively by the spec tables (fp8, bf16, "
+                "fp16, ...). PERF: the P-state (P0 fastest). GPU 7:1 is MIG device 1 of GPU 7, an indented "
+                "row under its GPU. Processes: TYPE C compute, G graphics, C+G both; SM% the process's share "
+                "of the SMs where the driver gives it; CPU% of one core; HOST-MEM resident memory; TIME since "
+                "it started. T and K signal the highlighted process after a confirmation: never on a "
+                "replayed machine (its pids are elsewhere) or with --readonly, and only processes you may "
+                "signal (yours, or any as root).",
+                classes="help-text",
+            )
             yield Static("n/a", classes="help-heading")
             yield Static(
-                "A reading the driver or sensor could not give. The reason is in the dim line at the "
-                "bottom of each card, and in the tooltip of the gauge or readings it belongs to.",
+                "A reading the driver or sensor could not give. A device's detail (enter) lists every "
+                "field with the reason for each n/a; cards also show it in their dim bottom line.",
                 classes="help-text",
             )
             yield Static("Data source", classes="help-heading")

@@ -1,4 +1,7 @@
-"""The Precision view: the verified precision matrix, one row per precision, one column per device.
+"""The Precision view: the verified precision matrix, one row per precision, one column per group of devices.
+
+Devices of one model that answer alike share a column ("nvidia:0-7 (8x H100 80GB HBM3)"): eight equal
+columns would say no more and need sideways scrolling. A device that answers differently keeps its own.
 
 Each cell shows spec · torch · verified (✓ / ⚠ / ✗ / –) and the maximum relative error; the highlighted cell's
 details (basis of torch's answer, errors, rate against fp32, the failure reason or note) appear below. On show
@@ -20,12 +23,21 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
+from gpudash.render.groups import DeviceGroup, frozen, group_devices
 from gpudash.render.probe import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
 
 VERDICT_STYLE = {"verified": "bold green", "slow_reference": "bold yellow", "failed": "bold red", "not_run": "dim"}
+VERDICT_WORDS = {
+    "verified": "correct",
+    "slow_reference": "correct, on a slow reference path",
+    "failed": "failed",
+    "not_run": "not run",
+}
+TORCH_WORDS = {True: "claims it", False: "does not claim it", None: "no answer"}
+REPLAYED_RUN_OFF = "Re-run is off: a replayed machine is never probed (its devices are elsewhere)"
 
 
 def cell(entry: dict[str, Any]) -> Text:
@@ -38,11 +50,12 @@ def cell(entry: dict[str, Any]) -> Text:
 
 
 def describe(key: str, name: str, entry: dict[str, Any], measured_at: str | None) -> str:
-    torch_txt = {True: "claims it", False: "does not claim it", None: "no answer"}[entry["torch"]]
+    """The highlighted cell in words; every value spelled out (never a bare None or an enum name)."""
     basis = f" ({entry['torch_basis']})" if entry.get("torch_basis") else ""
+    verdict = VERDICT_WORDS.get(entry["verdict"], str(entry["verdict"]).replace("_", " "))
     lines = [
-        f"{key} {name}: spec {entry['support']} · torch {torch_txt}{basis} · "
-        f"verified {entry['verified']} ({entry['verdict']})"
+        f"{key} {name}: spec {entry['support']} · torch {TORCH_WORDS.get(entry['torch'], 'no answer')}{basis} · "
+        f"verified: {verdict}"
     ]
     figures = []
     if entry["max_rel_error"] is not None:
@@ -61,6 +74,18 @@ def describe(key: str, name: str, entry: dict[str, Any], measured_at: str | None
     return "\n".join(lines)
 
 
+def probe_groups(devices: list[dict[str, Any]]) -> list[DeviceGroup]:
+    """Devices of one model whose every precision entry is the same."""
+    return group_devices(devices, lambda dev: frozen(dev["precisions"]))
+
+
+def measured_when(group: DeviceGroup) -> str | None:
+    times = sorted({m["measured_at"] for m in group.members if m.get("measured_at")})
+    if not times:
+        return None
+    return times[0] if len(times) == 1 else f"{times[0]} to {times[-1]}"
+
+
 class PrecisionView(Vertical):
     BINDINGS = [Binding("R", "run_probe", "Re-run probe", tooltip="run every precision on every device again")]
 
@@ -68,17 +93,26 @@ class PrecisionView(Vertical):
 
     def __init__(self, app: GpudashApp) -> None:
         super().__init__(id="precision")
-        self.measured_at: dict[str, str | None] = {}  # device key -> when its results were measured
-        self.entries: dict[tuple[str, str], dict[str, Any]] = {}  # (device key, precision) -> probe JSON entry
-        self.columns: list[str] = []
+        self.measured_at: dict[str, str | None] = {}  # group key -> when its results were measured
+        self.entries: dict[tuple[str, str], dict[str, Any]] = {}  # (group key, precision) -> probe JSON entry
+        self.columns: list[str] = []  # group keys ("nvidia:0-7"), one column each
+        self.groups: list[DeviceGroup] = []
         self.rows: list[str] = []
         self.running = False
         self._cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
+        replayed = self.app.machine.replayed
         with Horizontal(id="prec-top"):
             yield Static("", id="prec-status", markup=False)
-            yield Button("Re-run probe", id="prec-run", variant="primary")
+            yield Button(
+                "Re-run probe (R)",
+                id="prec-run",
+                variant="primary",
+                compact=True,
+                disabled=replayed,
+                tooltip=REPLAYED_RUN_OFF if replayed else "run every precision on every device again",
+            )
         yield DataTable(id="prec-table", cursor_type="cell", zebra_stripes=True)
         yield Static("highlight a cell to see its errors and reason", id="prec-detail", markup=False)
         yield Static(LEGEND, id="prec-legend", markup=False)
@@ -98,7 +132,7 @@ class PrecisionView(Vertical):
 
         found = known(self.app.session)
         if found.machine.replayed:
-            self.show(found.to_json(), f"{found.machine.label}: spec and torch only, never probed")
+            self.show(found.to_json(), f"{found.machine.label}: spec and torch only, never probed · Re-run is off")
         elif found.saved_at:
             self.show(found.to_json(), f"remembered probe from {found.saved_at} · press R to re-run")
         else:
@@ -113,22 +147,23 @@ class PrecisionView(Vertical):
     # Drawing ----------------------------------------------------------------------------------
 
     def show(self, doc: dict[str, Any], status: str) -> None:
-        """Draw a probe JSON document: one column per device, one row per precision."""
+        """Draw a probe JSON document: one column per group of alike devices, one row per precision."""
         devices = doc["devices"]
-        self.measured_at = {dev["key"]: dev["measured_at"] for dev in devices}
-        self.columns = [dev["key"] for dev in devices]
-        self.entries = {(dev["key"], p): entry for dev in devices for p, entry in dev["precisions"].items()}
+        self.groups = probe_groups(devices)
+        self.columns = [g.key for g in self.groups]
+        self.measured_at = {g.key: measured_when(g) for g in self.groups}
+        self.entries = {(g.key, p): entry for g in self.groups for p, entry in g.first["precisions"].items()}
         self.rows = list(dict.fromkeys(p for dev in devices for p in dev["precisions"]))
         table = self.query_one(DataTable)
         table.clear(columns=True)
         table.add_column("precision", key="precision")
-        for key in self.columns:
-            table.add_column(f"{key} spec torch verified", key=key)
+        for group in self.groups:
+            table.add_column(f"{group.label} spec torch verified", key=group.key)
         for name in self.rows:
             cells = [
                 cell(self.entries[(key, name)]) if (key, name) in self.entries else Text("") for key in self.columns
             ]
-            table.add_row(name, *cells, key=name)
+            table.add_row(Text(name), *cells, key=name)
         self._status(status)
         if self.rows and self.columns:
             table.move_cursor(row=0, column=1)
@@ -143,7 +178,8 @@ class PrecisionView(Vertical):
         key, name = self.columns[column - 1], self.rows[row]
         entry = self.entries.get((key, name))
         if entry is not None:
-            self.query_one("#prec-detail", Static).update(describe(key, name, entry, self.measured_at[key]))
+            group = self.groups[column - 1]
+            self.query_one("#prec-detail", Static).update(describe(group.label, name, entry, self.measured_at[key]))
 
     def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
         self._show_detail(event.coordinate.row, event.coordinate.column)
@@ -156,7 +192,7 @@ class PrecisionView(Vertical):
 
     def action_run_probe(self) -> None:
         if self.app.machine.replayed:
-            self.app.notify("a replayed machine is never probed: spec and torch only", severity="information")
+            self.app.notify(REPLAYED_RUN_OFF, severity="information")
             return
         if self.running:
             self.app.notify("the probe is already running", severity="warning")

@@ -51,9 +51,10 @@ class RecommendView(Vertical):
                 yield Static("", id="rec-preview", markup=False)
         yield Static("", id="rec-reason", markup=False)
         with Horizontal(id="rec-actions"):
-            yield Input(value="gpudash.toml", placeholder="file to write (.toml or .json)", id="rec-path")
-            yield Button("Export", id="rec-export", variant="primary")
-            yield Button("Measure", id="rec-measure")
+            yield Static("write to", id="rec-path-label")
+            yield Input(value="gpudash.toml", placeholder="file to write (.toml or .json)", id="rec-path", compact=True)
+            yield Button("Export (x)", id="rec-export", variant="primary", compact=True)
+            yield Button("Measure (R)", id="rec-measure", compact=True)
 
     def on_mount(self) -> None:
         self.query_one(DataTable).add_columns("setting", "value", "provenance")

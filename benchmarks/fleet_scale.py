@@ -1,0 +1,352 @@
+"""The fleet at scale: one scrape of an 8-GPU node, and the fleet view over 128 simulated 8-GPU hosts.
+
+    python benchmarks/fleet_scale.py [--seconds 600] [--tui-seconds 300] [--hosts 128]
+
+1. Scrape: `gpudash serve`'s collector on the replayed 8-GPU snapshot, with a remembered probe (9 precisions
+   per GPU), a 20-run benchmark history (8 GPUs x 9 precisions each) and checks planted in a temporary state
+   folder (replays never save their own, so these records are synthetic, shaped like the commands' output).
+   Times 300 scrapes over HTTP (prometheus_client's server, http.client on loopback) after one cold scrape.
+   Goal: one scrape within 10 ms.
+2. Fleet engine: benchmarks/fleet_sim.py serves 128 hosts x 8 GPUs on loopback ports; a separate process runs
+   the scrape source of `gpudash fleet` (gpudash.actions.fleet) round after round at its adaptive interval
+   for --seconds: each round's duration and dropped hosts, the process's CPU time and its RSS after every
+   round. Goal: every round within its interval, <= 5% of a core, memory flat.
+3. Fleet view: the dashboard itself (`python -m gpudash --replay ... --config` with [fleet] hosts = the 128
+   endpoints) in a 160x50 pseudo-terminal, switched to the Fleet tab; its CPU time over --tui-seconds after
+   the first full round is on screen, and its RSS at the start and end of that window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+DGX = ROOT / "examples" / "snapshots" / "dgx-h100-8gpu.json"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+# 1. One scrape ---------------------------------------------------------------------------------------------
+
+
+def plant_results(machine) -> None:
+    """Remembered results for the replayed machine, the size real commands would leave behind."""
+    from gpudash import store
+    from gpudash.measure.probe import remember  # noqa: F401  (the record layout it writes)
+    from gpudash.measure.probe.report import PROBE_VERSION
+    from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
+    from gpudash.plugin_manager.remembered import remember_checks
+    from gpudash.precisions import PRECISIONS
+
+    stamp = "2026-11-20T10:00:00+0000"
+    matrices = {}
+    for d in machine.devices:
+        results = {
+            p: PrecisionTestResult(p, True, spec="native", verified=True, verdict="verified", max_rel_error=1e-3)
+            for p in PRECISIONS
+        }
+        matrices[d.key] = PrecisionCapabilityMatrix(d.name, device=d.key, results=results, measured_at=stamp).to_dict()
+    store.save("probe", machine, {"version": PROBE_VERSION, "matrices": matrices})
+    for run in range(20):
+        devices = []
+        for d in machine.devices:
+            precisions = {
+                p: PrecisionTestResult(
+                    p, True, measured_gflops=500e3 + run, efficiency=0.6, speedup_vs_fp32=8.0
+                ).to_dict()
+                for p in PRECISIONS
+            }
+            results = [{"precision": p, "op": "matmul", "shape": [4096] * 3, "gflops": 500e3} for p in PRECISIONS] * 6
+            devices.append(
+                {"key": d.key, "index": d.index, "name": d.name, "measured_at": stamp, "precisions": precisions,
+                 "median_gflops_by_precision": {p: 4.5e5 for p in PRECISIONS}, "results": results,
+                 "memory_bandwidth": [{"op": "copy", "status": "ok", "gbps": 2900.0}]}
+            )  # fmt: skip
+        store.append_history("bench", machine, {"version": 1, "replayed": False, "devices": devices})
+    checks = [
+        {"plugin": "p", "check": f"c{i}", "device": d.key, "status": "pass", "summary": "ok"}
+        for d in machine.devices
+        for i in range(7)
+    ]
+    remember_checks(_LiveView(machine), checks)
+
+
+class _LiveView:
+    """The replayed machine, presented as live so remember_checks saves under its id (replays never save)."""
+
+    def __init__(self, machine) -> None:
+        self._m = machine
+        self.replayed = False
+
+    def __getattr__(self, name):
+        return getattr(self._m, name)
+
+
+def scrape_timing(scrapes: int) -> dict:
+    import http.client
+
+    from prometheus_client import start_http_server
+
+    from gpudash.config import defaults
+    from gpudash.devices import discover
+    from gpudash.exporter import registry_for
+
+    os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="gpudash-bench-state-")
+    machine = discover(replay=str(DGX))
+    plant_results(machine)
+    registry, _ = registry_for(machine, defaults())
+    server, _ = start_http_server(0, addr="127.0.0.1", registry=registry)
+    port = server.server_address[1]
+
+    def one() -> tuple[float, bytes]:
+        start = time.perf_counter()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/metrics")
+        body = conn.getresponse().read()
+        conn.close()
+        return time.perf_counter() - start, body
+
+    cold, body = one()
+    times = sorted(one()[0] for _ in range(scrapes))
+    server.shutdown()
+    return {
+        "cold_ms": cold * 1000,
+        "median_ms": statistics.median(times) * 1000,
+        "p95_ms": times[int(0.95 * len(times)) - 1] * 1000,
+        "max_ms": times[-1] * 1000,
+        "bytes": len(body),
+        "samples": sum(1 for line in body.decode().splitlines() if line and not line.startswith("#")),
+        "scrapes": scrapes,
+    }
+
+
+# 2. The fleet engine ---------------------------------------------------------------------------------------
+
+
+def simulate(hosts: int) -> tuple[subprocess.Popen, list[int]]:
+    sim = subprocess.Popen(
+        [sys.executable, str(ROOT / "benchmarks" / "fleet_sim.py"), "--hosts", str(hosts)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    ports = json.loads(sim.stdout.readline())["ports"]
+    return sim, ports
+
+
+def engine(ports_file: str, seconds: float, interval_s: float = 0.0, heap: bool = False) -> None:
+    """Runs in its own process (--engine): rounds at the adaptive interval (or `interval_s`); prints one JSON
+    line. With `heap`, tracemalloc's count of the Python heap after every round as well."""
+    import tracemalloc
+
+    from gpudash.actions import fleet as action
+    from gpudash.config import defaults
+    from gpudash.fleet.interval import refresh_interval
+
+    if heap:
+        tracemalloc.start()
+    spec = action.spec_from(defaults(), hostfile=ports_file)
+    source, endpoints = action.open_source(spec)
+    interval = interval_s or refresh_interval(endpoints, spec.interval)
+    me = psutil.Process()
+    rounds, rss, heaps = [], [], []
+    start = time.monotonic()
+    cpu0 = None
+    while time.monotonic() - start < seconds:
+        began = time.monotonic()
+        fleet = source.round()
+        s = fleet.summary()
+        rounds.append({"took_s": fleet.took_s, "dropped": len(fleet.dropped), "up": s["up"], "devices": s["devices"]})
+        rss.append(me.memory_info().rss)
+        if heap:
+            heaps.append(tracemalloc.get_traced_memory()[0])
+        if cpu0 is None:  # the first round pays for imports and the first connections: measured apart
+            cpu0, t0 = me.cpu_times(), time.monotonic()
+            first = rounds[0]
+        time.sleep(max(0.0, interval - (time.monotonic() - began)))
+    cpu1, t1 = me.cpu_times(), time.monotonic()
+    source.close()
+    used = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
+    print(json.dumps({"interval": interval, "rounds": rounds, "rss": rss, "first": first, "heap": heaps,
+                      "cpu_pct": 100 * used / (t1 - t0), "window_s": t1 - t0}))  # fmt: skip
+
+
+# 3. The dashboard's Fleet tab ------------------------------------------------------------------------------
+
+
+def tui(ports: list[int], seconds: float) -> dict:
+    from tui_startup import COLS, ROWS, TerminalRun  # noqa: F401  (the repo's own pty harness)
+
+    config = Path(tempfile.mkdtemp(prefix="gpudash-bench-")) / "config.toml"
+    config.write_text("[fleet]\nhosts = [" + ", ".join(f'"127.0.0.1:{p}"' for p in ports) + "]\n")
+    want = f"{len(ports)} hosts: {len(ports)} up".encode()
+    run = TerminalRun(["--replay", str(DGX), "--config", str(config)], [b"GPU 0", want])
+    run.wait_for(b"GPU 0")
+    os.write(run.master, b"f")
+    run.wait_for(want, timeout=60)
+    proc = psutil.Process(run.proc.pid)
+    time.sleep(2.0)
+    before, t0, rss0 = proc.cpu_times(), time.perf_counter(), proc.memory_info().rss
+    time.sleep(seconds)
+    after, t1, rss1 = proc.cpu_times(), time.perf_counter(), proc.memory_info().rss
+    run.quit()
+    used = (after.user - before.user) + (after.system - before.system)
+    return {"cpu_pct": 100 * used / (t1 - t0), "window_s": t1 - t0, "rss_start": rss0, "rss_end": rss1}
+
+
+def heap_only(hosts: int, seconds: float) -> int:
+    sim, ports = simulate(hosts)
+    try:
+        hostfile = Path(tempfile.mkdtemp(prefix="gpudash-bench-")) / "hosts"
+        hostfile.write_text("".join(f"127.0.0.1:{p}\n" for p in ports))
+        out = subprocess.run(
+            [sys.executable, __file__, "--engine", str(hostfile), "--seconds", str(seconds), "--interval", "1",
+             "--heap"],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+    finally:
+        sim.stdin.close()
+        sim.wait(timeout=30)
+    e = json.loads(out.stdout.strip().splitlines()[-1])
+    heap, rss = e["heap"], e["rss"]
+    marks = sorted({min(len(heap) - 1, round(i * (len(heap) - 1) / 6)) for i in range(7)})
+    print(f"fleet engine under tracemalloc, {hosts} hosts, {len(heap)} rounds 1 s apart over {seconds:g} s:")
+    print("   Python heap after round: " + ", ".join(f"{i + 1}: {mib(heap[i])}" for i in marks))
+    print("   RSS after round:         " + ", ".join(f"{i + 1}: {mib(rss[i])}" for i in marks))
+    return 0
+
+
+def tui_heap(hosts: int, seconds: float) -> int:
+    """The Fleet tab in-process (Textual's headless test driver), rounds 1 s apart, under tracemalloc."""
+    import asyncio
+    import tracemalloc
+
+    from gpudash.config import defaults
+    from gpudash.devices import discover
+    from gpudash.tui.app import create_app
+
+    sim, ports = simulate(hosts)
+    config = defaults()
+    config["fleet"]["hosts"] = [f"127.0.0.1:{p}" for p in ports]
+    config["fleet"]["interval"] = 1.0
+    tracemalloc.start()
+    me = psutil.Process()
+    points: list[tuple[float, int, int]] = []
+
+    async def watch() -> None:
+        app = create_app(discover(replay=str(DGX)), config, add_torch_view=lambda machine: None)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("f")
+            start = time.monotonic()
+            while time.monotonic() - start < seconds:
+                await pilot.pause(seconds / 12)
+                points.append((time.monotonic() - start, tracemalloc.get_traced_memory()[0], me.memory_info().rss))
+
+    try:
+        asyncio.run(watch())
+    finally:
+        sim.stdin.close()
+        sim.wait(timeout=30)
+    print(f"Fleet tab (headless driver) under tracemalloc, {hosts} hosts, rounds 1 s apart, {seconds:g} s:")
+    print("   Python heap: " + ", ".join(f"{t:.0f} s {mib(h)}" for t, h, _ in points[::2]))
+    print("   RSS:         " + ", ".join(f"{t:.0f} s {mib(r)}" for t, _, r in points[::2]))
+    return 0
+
+
+def mib(n: float) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hosts", type=int, default=128)
+    parser.add_argument("--seconds", type=float, default=600.0, help="how long the engine runs rounds")
+    parser.add_argument("--tui-seconds", type=float, default=300.0, help="how long the Fleet tab is measured")
+    parser.add_argument("--scrapes", type=int, default=300)
+    parser.add_argument(
+        "--heap-seconds",
+        type=float,
+        default=0.0,
+        help="only: rounds back to back (1 s apart) for this long under tracemalloc, the Python heap over time",
+    )
+    parser.add_argument(
+        "--tui-heap-seconds",
+        type=float,
+        default=0.0,
+        help="only: the Fleet tab in-process, rounds 1 s apart, for this long under tracemalloc",
+    )
+    parser.add_argument("--engine", metavar="PORTS_FILE", help=argparse.SUPPRESS)
+    parser.add_argument("--interval", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument("--heap", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.engine:
+        engine(args.engine, args.seconds, args.interval, args.heap)
+        return 0
+    if args.heap_seconds:
+        return heap_only(args.hosts, args.heap_seconds)
+    if args.tui_heap_seconds:
+        return tui_heap(args.hosts, args.tui_heap_seconds)
+
+    print(f"gpudash fleet at scale: {platform.machine()}, {psutil.cpu_count()} logical CPUs, Python "
+          f"{platform.python_version()}, load average {os.getloadavg()[0]:.2f} at the start")  # fmt: skip
+    s = scrape_timing(args.scrapes)
+    print(f"1. one scrape of the replayed 8-GPU node with remembered results ({s['samples']} samples, "
+          f"{s['bytes'] / 1024:.0f} KiB): median {s['median_ms']:.2f} ms, p95 {s['p95_ms']:.2f} ms, "
+          f"max {s['max_ms']:.2f} ms over {s['scrapes']} scrapes (cold first scrape {s['cold_ms']:.1f} ms); "
+          f"goal 10 ms: {'met' if s['p95_ms'] <= 10 else 'NOT met'}")  # fmt: skip
+
+    sim, ports = simulate(args.hosts)
+    sim_proc = psutil.Process(sim.pid)
+    try:
+        hostfile = Path(tempfile.mkdtemp(prefix="gpudash-bench-")) / "hosts"
+        hostfile.write_text("".join(f"127.0.0.1:{p}\n" for p in ports))
+        sim_cpu0, sim_t0 = sim_proc.cpu_times(), time.monotonic()
+        out = subprocess.run(
+            [sys.executable, __file__, "--engine", str(hostfile), "--seconds", str(args.seconds)],
+            capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        sim_cpu1, sim_t1 = sim_proc.cpu_times(), time.monotonic()
+        e = json.loads(out.stdout.strip().splitlines()[-1])
+        rounds, rss = e["rounds"], e["rss"]
+        took = sorted(r["took_s"] for r in rounds)
+        late = sum(1 for r in rounds if r["took_s"] > e["interval"])
+        dropped = sum(r["dropped"] for r in rounds)
+        steady = rss[len(rss) // 10 :] or rss
+        sim_pct = 100 * ((sim_cpu1.user - sim_cpu0.user) + (sim_cpu1.system - sim_cpu0.system)) / (sim_t1 - sim_t0)
+        print(f"2. fleet engine, {args.hosts} hosts x 8 GPUs on loopback, {len(rounds)} rounds every "
+              f"{e['interval']:g} s over {args.seconds:g} s: round median {statistics.median(took) * 1000:.0f} ms, "
+              f"max {took[-1] * 1000:.0f} ms, {late} over the interval, {dropped} host-rounds dropped, "
+              f"{rounds[-1]['up']} up / {rounds[-1]['devices']} devices in the last round; "
+              f"CPU {e['cpu_pct']:.2f} % of a core over {e['window_s']:.0f} s after the first round "
+              f"(first round {e['first']['took_s'] * 1000:.0f} ms); RSS after round 1 {mib(rss[0])}, "
+              f"min/max from the 10% mark on {mib(min(steady))} / {mib(max(steady))}, last {mib(rss[-1])}; "
+              f"the {args.hosts} simulated exporters used {sim_pct:.1f} % of a core meanwhile")  # fmt: skip
+        marks = sorted({min(len(rss) - 1, round(i * (len(rss) - 1) / 6)) for i in range(7)})
+        print("   engine RSS over time: " + ", ".join(
+            f"{i * e['interval'] / 60:.0f} min {mib(rss[i])}" for i in marks))  # fmt: skip
+        if args.tui_seconds > 0:
+            t = tui(ports, args.tui_seconds)
+            print(f"3. the dashboard's Fleet tab over the same {args.hosts} hosts, {t['window_s']:.0f} s after the "
+                  f"first full round: CPU {t['cpu_pct']:.2f} % of a core; RSS {mib(t['rss_start'])} at the start "
+                  f"of the window, {mib(t['rss_end'])} at its end")  # fmt: skip
+    finally:
+        sim.stdin.close()
+        sim.wait(timeout=30)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end; resource max RSS of this script "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

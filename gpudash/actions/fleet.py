@@ -1,0 +1,155 @@
+"""The fleet, for every face: open the source the user named (Prometheus, or endpoints to scrape), run
+rounds, look up one host. `gpudash fleet` runs one round; the dashboard's Fleet view runs one per interval.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gpudash.errors import GpudashError, UsageError
+from gpudash.fleet.interval import refresh_interval
+from gpudash.fleet.model import UP, FleetRound, Host
+
+STALE_ROUNDS = 3  # a host that missed this many rounds' worth of time is unreachable, no longer stale
+
+
+class Source(Protocol):
+    def round(self) -> FleetRound: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass
+class FleetSpec:
+    """Where the fleet comes from, from the options or else the config's [fleet] table."""
+
+    prometheus: str | None
+    hosts: list[str]
+    hostfile: str | None
+    timeout_s: float
+    concurrency: int
+    interval: float  # 0: adapt to the fleet's size
+    history_s: int
+    ca_file: str | None = None
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.prometheus or self.hosts or self.hostfile)
+
+
+def spec_from(config: dict[str, Any], **options: Any) -> FleetSpec:
+    """Options that were given win over config [fleet]; a source given on the command line replaces the
+    config's source (hosts from the config are not added to --prometheus)."""
+    conf = config["fleet"]
+    given = any(options.get(k) for k in ("prometheus", "hosts", "hostfile"))
+    pick = (lambda name: options.get(name)) if given else (lambda name: options.get(name) or conf[name] or None)
+    spec = FleetSpec(
+        prometheus=pick("prometheus"),
+        hosts=list(pick("hosts") or []),
+        hostfile=pick("hostfile"),
+        timeout_s=options.get("timeout_s") or conf["timeout_s"],
+        concurrency=options.get("concurrency") or conf["concurrency"],
+        interval=options.get("interval") or conf["interval"],
+        history_s=conf["history_s"],
+        ca_file=options.get("ca_file"),
+    )
+    if spec.prometheus and (spec.hosts or spec.hostfile):
+        raise UsageError("--prometheus reads the fleet from Prometheus: leave out --hosts/--hostfile (or the reverse)")
+    if not 1 <= spec.concurrency <= 128:
+        raise UsageError(f"--concurrency: expected 1 to 128 requests at once, got {spec.concurrency}")
+    if not 0 < spec.timeout_s <= 60:
+        raise UsageError(f"--timeout: expected seconds from 0 to 60, got {spec.timeout_s:g}")
+    return spec
+
+
+def open_source(spec: FleetSpec) -> tuple[Source, int]:
+    """The source and how many endpoints it starts from (Prometheus: 0, it knows its own targets)."""
+    if spec.prometheus:
+        from gpudash.fleet.prometheus import PrometheusSource
+        from gpudash.fleet.targets import parse_target
+
+        parse_target(spec.prometheus, "--prometheus")  # one clear line for a malformed URL
+        url = spec.prometheus if "://" in spec.prometheus else f"http://{spec.prometheus}"
+        return PrometheusSource(url, timeout_s=spec.timeout_s, ca_file=spec.ca_file, history_s=spec.history_s), 0
+    if not (spec.hosts or spec.hostfile):
+        raise UsageError(
+            "no fleet to show: pass --prometheus URL, --hosts HOST:PORT,... or --hostfile FILE "
+            "(or set them in the config's [fleet] table)"
+        )
+    from gpudash.fleet.scrape import Scraper
+    from gpudash.fleet.targets import targets_from
+
+    targets = targets_from(spec.hosts, spec.hostfile)
+    if not targets:
+        raise UsageError(f"--hostfile {spec.hostfile}: lists no endpoint")
+    every = refresh_interval(len(targets), spec.interval)
+    scraper = Scraper(
+        targets,
+        concurrency=spec.concurrency,
+        timeout_s=spec.timeout_s,
+        stale_after_s=max(STALE_ROUNDS * every, 3 * spec.timeout_s),
+        ca_file=spec.ca_file,
+    )
+    return scraper, len(targets)
+
+
+def find_host(fleet: FleetRound, name: str) -> Host:
+    host = fleet.host(name)
+    if host is None:
+        known = ", ".join(h.name for h in fleet.hosts[:20]) or "none"
+        raise GpudashError(f"--host {name}: not in the fleet (hosts: {known})")
+    return host
+
+
+def one_round(spec: FleetSpec, host: str | None = None) -> tuple[FleetRound, Host | None]:
+    """One round (and, for `host`, its history when Prometheus keeps one)."""
+    source, _ = open_source(spec)
+    try:
+        fleet = source.round()
+        chosen = find_host(fleet, host) if host else None
+        if chosen is not None and hasattr(source, "history"):
+            source.history(chosen)
+        return fleet, chosen
+    finally:
+        source.close()
+
+
+def healthy(fleet: FleetRound) -> bool:
+    return all(h.status == UP for h in fleet.hosts)
+
+
+class UtilisationHistory:
+    """What a scraping view remembers between rounds: each device's utilisation over the last `points` rounds
+    of its host. Percentages are kept as small ints (Python shares those objects) and the round times once per
+    host, so 128 hosts x 8 GPUs x 120 rounds hold about 1.5 MB; hosts that leave the fleet are forgotten."""
+
+    def __init__(self, points: int = 120) -> None:
+        self.points = points
+        self._times: dict[str, deque[float]] = {}
+        self._series: dict[tuple[str, str], deque[int | None]] = {}
+
+    def record(self, fleet: FleetRound) -> None:
+        for host in fleet.hosts:
+            if host.status != UP:
+                continue
+            self._times.setdefault(host.name, deque(maxlen=self.points)).append(fleet.started)
+            for device in host.devices:
+                ring = self._series.setdefault((host.name, device.id), deque(maxlen=self.points))
+                u = device.utilization_ratio
+                ring.append(None if u is None else round(u * 100))
+        present = {h.name for h in fleet.hosts}
+        for name in [n for n in self._times if n not in present]:
+            del self._times[name]
+        for key in [k for k in self._series if k[0] not in present]:
+            del self._series[key]
+
+    def fill(self, host: Host) -> None:
+        times = list(self._times.get(host.name, ()))
+        for device in host.devices:
+            if device.history:
+                continue
+            values = list(self._series.get((host.name, device.id), ()))
+            pairs = zip(times[len(times) - len(values) :], values)  # a device seen later: the newest rounds
+            device.history = [(t, v / 100) for t, v in pairs if v is not None]

@@ -1,0 +1,142 @@
+"""`gpudash serve`: publish gpudash's metrics for Prometheus, or write them once as a node_exporter textfile.
+
+The HTTP server is prometheus_client's (a thread per request, TLS from a certificate and key); gpudash's
+collector reads the remembered results at each scrape, so a scrape costs a few milliseconds and never runs
+device code. The default address is loopback: publishing to the network is a choice the user makes with
+`--listen`, ideally with TLS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpudash.errors import GpudashError, UsageError
+
+DEFAULT_PORT = 9483
+
+
+@dataclass(frozen=True)
+class Listen:
+    host: str
+    port: int
+
+    @property
+    def loopback(self) -> bool:
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def url(self, tls: bool, port: int | None = None) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if tls else 'http'}://{host}:{port if port is not None else self.port}/metrics"
+
+
+def parse_listen(text: str, option: str = "--listen") -> Listen:
+    """ "HOST:PORT", "[IPv6]:PORT" or a bare "PORT" (on 127.0.0.1); port 0 picks a free one."""
+    text = text.strip()
+    host, port = "127.0.0.1", text
+    if text.startswith("["):
+        end = text.find("]")
+        if end < 0 or text[end + 1 : end + 2] != ":":
+            raise UsageError(f"{option} {text}: expected [IPV6]:PORT, e.g. [::1]:{DEFAULT_PORT}")
+        host, port = text[1:end], text[end + 2 :]
+    elif ":" in text:
+        host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise UsageError(
+            f"{option} {text}: expected HOST:PORT with a port from 0 to 65535, e.g. 127.0.0.1:{DEFAULT_PORT}"
+        )
+    return Listen(host, int(port))
+
+
+def tls_files(cert: str | None, key: str | None) -> tuple[str, str] | None:
+    if not cert and not key:
+        return None
+    if not (cert and key):
+        missing = "--tls-key" if cert else "--tls-cert"
+        raise UsageError(f"{missing}: TLS needs both a certificate (--tls-cert) and its private key (--tls-key)")
+    for option, path in (("--tls-cert", cert), ("--tls-key", key)):
+        if not Path(path).is_file():
+            raise UsageError(f"{option} {path}: no such file")
+    return cert, key
+
+
+def start(registry, listen: Listen, tls: tuple[str, str] | None = None):
+    """Start prometheus_client's server on a daemon thread; returns (server, the port it got)."""
+    import ssl
+
+    from prometheus_client import start_http_server
+
+    certfile, keyfile = tls or (None, None)
+    try:
+        server, _ = start_http_server(
+            listen.port, addr=listen.host, registry=registry, certfile=certfile, keyfile=keyfile
+        )
+    except ssl.SSLError as exc:
+        raise GpudashError(f"--tls-cert/--tls-key: cannot load the certificate and key: {exc.reason or exc}") from None
+    except OSError as exc:
+        raise GpudashError(f"cannot listen on {listen.host}:{listen.port}: {exc.strerror or exc}") from None
+    return server, server.server_address[1]
+
+
+def serve(
+    machine,
+    config: dict[str, Any],
+    listen: Listen,
+    *,
+    tls: tuple[str, str] | None = None,
+    telemetry: bool = True,
+    hostname: str | None = None,
+    stop: threading.Event | None = None,
+    on_ready: Callable[[str], None] | None = None,
+) -> None:
+    """Serve until `stop` is set (SIGTERM sets it when called from the main thread); Ctrl-C also stops."""
+    from gpudash.exporter import registry_for
+
+    registry, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname)
+    collector.families()  # parse the remembered results and decide the settings before the first scrape
+    server, port = start(registry, listen, tls)
+    stop = stop or threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        if on_ready:
+            on_ready(listen.url(tls is not None, port))
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()
+        server.server_close()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def write_textfile(machine, config: dict[str, Any], path: str, hostname: str | None = None) -> None:
+    """The batch results (no telemetry: a file is not live) as a node_exporter textfile, replaced atomically
+    (prometheus_client writes a temporary file beside it and renames it over the old one)."""
+    from prometheus_client import write_to_textfile
+
+    from gpudash.exporter import registry_for
+
+    target = Path(path)
+    if target.suffix != ".prom":
+        raise UsageError(f"--textfile {path}: node_exporter's textfile collector reads only *.prom files")
+    if not target.parent.is_dir():
+        raise UsageError(f"--textfile {path}: folder {target.parent} does not exist")
+    registry, _ = registry_for(machine, config, telemetry=False, hostname=hostname)
+    try:
+        write_to_textfile(str(target), registry)
+    except OSError as exc:
+        raise GpudashError(f"--textfile {path}: cannot write: {exc.strerror or exc}") from None

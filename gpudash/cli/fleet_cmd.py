@@ -1,0 +1,65 @@
+"""`gpudash fleet`: every host's GPUs in one table, from Prometheus or by scraping their exporters."""
+
+from __future__ import annotations
+
+import json
+
+from gpudash.errors import EXIT_FINDINGS, EXIT_OK
+
+
+def add_parser(subparsers, parents) -> None:
+    p = subparsers.add_parser(
+        "fleet",
+        parents=parents,
+        help="many hosts' GPUs at once, from Prometheus or their exporters",
+        description="One row per host and per GPU: utilisation, memory, temperature, power and, from gpudash "
+        "serve, the verified precisions and the recommended dtype. Reads a Prometheus server (dcgm-exporter, "
+        "AMD device-metrics-exporter and gpudash series) or scrapes the endpoints itself; at most 128 requests "
+        "at once, a host that does not answer within --timeout is dropped from the round and shown with its "
+        "error. Sources default to the config's [fleet] table.",
+        epilog="exit codes: 0 every host up, 1 a host is stale or unreachable (or Prometheus cannot be read), "
+        "2 bad option or config. The dashboard's Fleet tab (key f) shows the same, refreshed.",
+    )
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--prometheus", metavar="URL", help="read the fleet from this Prometheus server")
+    source.add_argument(
+        "--hosts",
+        metavar="HOST:PORT,...",
+        action="append",
+        help="scrape these endpoints (gpudash serve :9483, dcgm-exporter :9400, AMD :5000, or URLs); repeatable",
+    )
+    p.add_argument("--hostfile", metavar="FILE", help="scrape the endpoints listed in FILE, one per line")
+    p.add_argument("--host", metavar="NAME", help="drill down into one host: its devices, error and history")
+    p.add_argument("--json", action="store_true", help="print the fleet JSON document instead of a table")
+    p.add_argument(
+        "--timeout", metavar="S", type=float, help="the most a round waits, seconds (default: config fleet.timeout_s)"
+    )
+    p.add_argument("--concurrency", metavar="N", type=int, help="requests at once, 1 to 128 (default 128)")
+    p.add_argument("--ca-file", metavar="FILE", help="trust this CA (PEM) for https endpoints or Prometheus")
+    p.set_defaults(func=run)
+
+
+def run(ctx) -> int:
+    from gpudash.actions import fleet as action
+    from gpudash.render.fleet import fleet_text, host_text
+
+    args = ctx.args
+    spec = action.spec_from(
+        ctx.session.config,
+        prometheus=args.prometheus,
+        hosts=args.hosts,
+        hostfile=args.hostfile,
+        timeout_s=args.timeout,
+        concurrency=args.concurrency,
+        ca_file=args.ca_file,
+    )
+    fleet, host = action.one_round(spec, args.host)
+    if args.json:
+        doc = fleet.to_json()
+        if host is not None:
+            doc["hosts"] = [h for h in doc["hosts"] if h["host"] == host.name]
+        print(json.dumps(doc, indent=2, allow_nan=False))
+    else:
+        print(host_text(fleet, host) if host is not None else fleet_text(fleet))
+    healthy = host.status == "up" if host is not None else action.healthy(fleet)
+    return EXIT_OK if healthy else EXIT_FINDINGS  # a host not up is a finding

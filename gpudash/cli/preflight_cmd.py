@@ -1,0 +1,81 @@
+"""`gpudash preflight`: run it under torchrun or srun before training; a bad node stops the job."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gpudash.cli.arguments import add_precisions_option
+
+
+def add_parser(subparsers, parents) -> None:
+    p = subparsers.add_parser(
+        "preflight",
+        parents=parents,
+        help="check every rank's device before a distributed job trains (torchrun, srun)",
+        description="Under torchrun or srun, every rank probes the precisions of its own device and runs the "
+        "checks (each in a child process with a time limit), runs one all_reduce on the training backend, and "
+        "rank 0 prints one table. Fails when a rank's device fails a probe or a check, or differs from the "
+        "others (driver, torch, a precision that works elsewhere on the same model). Without a launcher it "
+        "checks this process's device alone.",
+        epilog="exit codes (the same on every rank): 0 every rank passed, 1 a rank failed or differs, "
+        "2 bad option or launcher variables, 3 torch is not installed or the ranks could not join or gather. "
+        "Examples: torchrun --nproc-per-node 8 -m gpudash preflight; srun gpudash preflight (docs/fleet.md)",
+    )
+    p.add_argument("--json", action="store_true", help="print the preflight JSON document (rank 0) instead of a table")
+    add_precisions_option(p, "probe", "all")
+    # The old spelling: one precision per option. Still accepted (hidden from --help), with a warning.
+    p.add_argument("--precision", metavar="NAME", action="append", help=argparse.SUPPRESS)
+    p.add_argument(
+        "--timeout",
+        metavar="S",
+        type=float,
+        help="time limit for each probe and each check, seconds (default: config probe.timeout_s)",
+    )
+    p.add_argument("--no-checks", action="store_true", help="probe only; skip the plugin checks")
+    p.add_argument("--device", choices=("auto", "cpu"), default="auto", help="auto: the rank's GPU, else the CPU")
+    p.add_argument(
+        "--backend", choices=("auto", "gloo", "nccl"), default="auto", help="auto: nccl for GPU ranks, else gloo"
+    )
+    p.add_argument(
+        "--wait",
+        metavar="S",
+        type=float,
+        default=1800.0,
+        help="the longest a rank waits for the others to join or finish, seconds (default 1800)",
+    )
+    p.set_defaults(func=run)
+
+
+def run(ctx) -> int:
+    from gpudash.actions import preflight
+    from gpudash.cli.arguments import positive_seconds, precision_list, say
+    from gpudash.errors import UsageError
+    from gpudash.preflight.launcher import detect
+    from gpudash.preflight.verdict import rank_list
+    from gpudash.render.preflight import text
+
+    args = ctx.args
+    if ctx.session.replay:
+        raise UsageError("--replay: preflight checks the devices this job really runs on; a snapshot has none")
+    wanted = (args.precisions or []) + (args.precision or [])
+    precisions = precision_list(wanted, "--precisions" if args.precisions else "--precision") if wanted else None
+    if args.precision:
+        say("warning: --precision is deprecated; use --precisions " + ",".join(args.precision))
+    options = preflight.Options(
+        device=args.device,
+        precisions=precisions,
+        timeout_s=positive_seconds(args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"]),
+        checks=not args.no_checks,
+        backend=args.backend,
+        wait_s=positive_seconds(args.wait, "--wait", 1800.0),
+        plugin_dirs=ctx.session.plugin_dirs,
+    )
+    world = detect()
+    doc, code = preflight.run(world, options)
+    if doc is not None:
+        print(json.dumps(doc, indent=2, allow_nan=False) if args.json else text(doc), flush=True)
+        if not args.json and code:
+            print(f"gpudash preflight: failed on rank {rank_list(doc['failed_ranks'])}", file=sys.stderr)
+    return code

@@ -1,0 +1,78 @@
+"""`gpudash serve`: a Prometheus endpoint for what only gpudash knows (and live telemetry), or a textfile."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(subparsers, parents) -> None:
+    p = subparsers.add_parser(
+        "serve",
+        parents=parents,
+        help="serve Prometheus metrics (verified precisions, benchmarks, checks, telemetry)",
+        description="Publish gpudash's remembered probe, benchmark and check results, its recommended "
+        "settings and live telemetry as Prometheus metrics, labelled to join dcgm-exporter's and AMD's "
+        "device-metrics-exporter's series. Serves on 127.0.0.1 unless told otherwise. With --textfile, "
+        "writes the batch results once for node_exporter's textfile collector and exits.",
+        epilog="exit codes: 0 stopped by Ctrl-C or SIGTERM (or textfile written), 1 cannot listen or write, "
+        "2 bad option or config",
+    )
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        help="address to serve on (default: config serve.listen, 127.0.0.1:9483); 0.0.0.0:PORT for every "
+        "interface, port 0 for any free port",
+    )
+    p.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM; with --tls-key)")
+    p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
+    telemetry = p.add_mutually_exclusive_group()
+    telemetry.add_argument(
+        "--no-telemetry",
+        dest="telemetry",
+        action="store_false",
+        default=None,
+        help="leave live telemetry out (a vendor exporter already publishes it); config serve.telemetry",
+    )
+    telemetry.add_argument("--telemetry", dest="telemetry", action="store_true", help="publish live telemetry")
+    p.add_argument("--hostname", metavar="NAME", help="the hostname label (default: this host's name)")
+    p.add_argument(
+        "--textfile",
+        metavar="PATH.prom",
+        help="write the batch results (no telemetry) to PATH.prom atomically for node_exporter, then exit",
+    )
+    p.set_defaults(func=run)
+
+
+def run(ctx) -> int:
+    from gpudash.actions import serve
+
+    args, conf = ctx.args, ctx.session.config["serve"]
+    machine = ctx.session.machine(include_torch=False)
+    if args.textfile:
+        serve.write_textfile(machine, ctx.session.config, args.textfile, hostname=args.hostname)
+        print(f"gpudash: wrote {args.textfile} ({machine.label})", file=sys.stderr)
+        return 0
+    listen = serve.parse_listen(args.listen or conf["listen"], "--listen" if args.listen else "serve.listen")
+    tls = serve.tls_files(args.tls_cert or conf["tls_cert"] or None, args.tls_key or conf["tls_key"] or None)
+    telemetry = conf["telemetry"] if args.telemetry is None else args.telemetry
+    if not listen.loopback and tls is None:
+        print(
+            f"gpudash: warning: serving plain HTTP on {listen.host}: anyone who can reach the port can read the "
+            "metrics; add --tls-cert/--tls-key or a firewall rule",
+            file=sys.stderr,
+        )
+
+    def ready(url: str) -> None:
+        devices = len(machine.devices)
+        print(
+            f"gpudash: serving {url} ({machine.label}, {devices} device{'s' if devices != 1 else ''}, "
+            f"telemetry {'on' if telemetry else 'off'}); Ctrl-C stops",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    serve.serve(
+        machine, ctx.session.config, listen, tls=tls, telemetry=telemetry, hostname=args.hostname, on_ready=ready
+    )
+    print("gpudash: stopped serving", file=sys.stderr)
+    return 0

@@ -1,0 +1,146 @@
+"""A vendor adapter seen through its child process: the same face as NvmlBackend / AmdSmiBackend (name,
+devices(), sample(index), close(), driver versions), with failures turned into n/a readings that say why."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from gpudash.devices.contained.process import DriverError, DriverFailed, DriverProcess, Opener, fork_available
+from gpudash.field_checks import FieldProblem, build
+from gpudash.models import COMPUTE, COMPUTE_AND_GRAPHICS, GRAPHICS, LOST, OK, VENDORS, DeviceInfo, Sample
+
+OPEN_LIMIT_S = 30.0  # loading the library and nvmlInit: seconds on a cold driver without persistence mode
+DEVICES_LIMIT_S = 30.0  # describing every device once
+SAMPLE_LIMIT_S = 2.0  # one device's reading: normally milliseconds
+RESTART_DELAY_S = 5.0  # after a failure, the driver is left alone this long before a new child tries
+MAX_FAILURES = 3  # then the vendor's devices stay n/a
+_CHOICES: dict[str, tuple[Any, ...]] = {
+    "vendor": VENDORS,
+    "status": (OK, LOST),
+    "type": (COMPUTE, GRAPHICS, COMPUTE_AND_GRAPHICS),
+}
+
+
+def contained(name: str, opener: Opener, unavailable: type[Exception]) -> Any:
+    """The adapter `opener(wrap)` opens, run in a child (ContainedBackend); in-process where there is no fork.
+
+    Raises `unavailable` (the adapter's own "no such driver here") as the adapter would."""
+    if not fork_available():
+        return opener(lambda module: module)
+    return ContainedBackend(name, opener, unavailable)
+
+
+class ContainedBackend:
+    def __init__(self, name: str, opener: Opener, unavailable: type[Exception]) -> None:
+        self.name = name
+        self._opener = opener
+        self._lock = threading.Lock()  # the dashboard samples from a worker thread
+        self._failures = 0
+        self._failed_at = 0.0
+        self._last_failure: str | None = None
+        self._count: int | None = None  # devices the adapter reported
+        self.driver_version: str | None = None
+        self.cuda_driver_version: str | None = None
+        self.unavailable: dict[str, str] = {}
+        try:
+            self._child: DriverProcess | None = DriverProcess(opener)
+            opened = self._child.request({"op": "open"}, OPEN_LIMIT_S)
+        except (DriverFailed, DriverError) as exc:
+            self.close()
+            raise unavailable(f"the driver failed while starting: {exc}") from None
+        if not isinstance(opened, dict) or opened.get("unavailable"):
+            self.close()
+            raise unavailable(str(opened.get("unavailable") if isinstance(opened, dict) else "no answer"))
+        self.driver_version = _text(opened.get("driver_version"))
+        self.cuda_driver_version = _text(opened.get("cuda_driver_version"))
+        reasons = opened.get("field_reasons")
+        self.unavailable = {str(k): str(v) for k, v in reasons.items()} if isinstance(reasons, dict) else {}
+
+    def devices(self) -> list[DeviceInfo]:
+        """Every device, described by the adapter; RuntimeError saying why when the driver fails."""
+        with self._lock:
+            if self._child is None:
+                raise RuntimeError(self._last_failure or "closed")
+            try:
+                found = self._child.request({"op": "devices"}, DEVICES_LIMIT_S)
+                devices = [build(DeviceInfo, d, f"devices[{i}]", choices=_CHOICES) for i, d in enumerate(found)]
+            except (DriverFailed, DriverError) as exc:
+                raise RuntimeError(str(exc)) from None
+            except (FieldProblem, TypeError) as exc:
+                raise RuntimeError(f"the driver's answer was not understood: {exc}") from None
+            self._count = len(devices)
+            return devices
+
+    def sample(self, index: int) -> Sample:
+        """One reading of device `index`; n/a with the reason when the driver hangs, crashes or was given up."""
+        with self._lock:
+            child = self._usable_child()
+            if child is None:
+                return _not_read(self._why_not())
+            try:
+                raw = child.request({"op": "sample", "index": index}, SAMPLE_LIMIT_S)
+                return build(Sample, raw, "sample", choices=_CHOICES, ranges=False)
+            except DriverFailed as exc:
+                self._failed(str(exc))
+                return _not_read(str(exc))
+            except DriverError as exc:  # the adapter raised, as Machine.sample would report it in-process
+                return _not_read(f"sampling failed: {exc}")
+            except (FieldProblem, TypeError) as exc:
+                return _not_read(f"the driver's answer was not understood: {exc}")
+
+    def _usable_child(self) -> DriverProcess | None:
+        """The child, or a new one once RESTART_DELAY_S has passed since a failure (up to MAX_FAILURES)."""
+        if self._child is not None and self._child.failure is None:
+            return self._child
+        if self._failures >= MAX_FAILURES or time.monotonic() - self._failed_at < RESTART_DELAY_S:
+            return None
+        try:
+            self._child = DriverProcess(self._opener)
+            opened = self._child.request({"op": "open"}, OPEN_LIMIT_S)
+            if not isinstance(opened, dict) or opened.get("unavailable"):
+                raise DriverFailed(f"the driver is no longer available: {_reason(opened)}")
+            found = self._child.request({"op": "devices"}, DEVICES_LIMIT_S)
+            if not isinstance(found, list) or len(found) != self._count:  # indices would no longer match
+                raise DriverFailed(f"the driver now reports {_length(found)} devices, not {self._count}")
+        except (DriverFailed, DriverError) as exc:
+            self._failed(str(exc))
+            return None
+        return self._child
+
+    def _failed(self, reason: str) -> None:
+        if self._child is not None:
+            self._child.end()
+            self._child.failure = self._child.failure or reason
+        self._failures += 1
+        self._failed_at = time.monotonic()
+        self._last_failure = reason
+
+    def _why_not(self) -> str:
+        last = self._last_failure or "the driver failed"
+        if self._failures >= MAX_FAILURES:
+            return f"sampling stopped after {self._failures} driver failures; the last: {last}"
+        wait = max(0.0, RESTART_DELAY_S - (time.monotonic() - self._failed_at))
+        return f"{last}; the driver is tried again in {wait:.0f} s"
+
+    def close(self) -> None:
+        child, self._child = getattr(self, "_child", None), None
+        if child is not None:
+            child.close()
+
+
+def _not_read(reason: str) -> Sample:
+    return Sample(timestamp=time.time(), unavailable={"all": reason})
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _reason(opened: Any) -> str:
+    return str(opened.get("unavailable")) if isinstance(opened, dict) else "no answer"
+
+
+def _length(found: Any) -> str:
+    return str(len(found)) if isinstance(found, list) else "no"

@@ -1,0 +1,102 @@
+"""GpudashCollector: every gpudash metric, assembled at scrape time from cached results and one sample.
+
+Registered in its own CollectorRegistry (no process or platform collectors: the series are about the
+devices, not about this Python process). `describe()` lists the metric names without reading anything, so
+`/metrics?name[]=gpudash_device_utilization_ratio` serves just those series (the fleet view asks that way).
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import CollectorRegistry
+
+from gpudash.exporter import bench, build, checks, devices, labels, precisions, recommendation, telemetry
+from gpudash.exporter.family import Family
+from gpudash.exporter.remembered import RememberedResults, Results
+from gpudash.exporter.scrape import Scrape
+
+BATCH_MODULES = (build, devices, precisions, bench, checks)
+
+
+class GpudashCollector:
+    def __init__(self, machine, config: dict[str, Any], *, telemetry: bool = True, hostname: str | None = None) -> None:
+        self.machine = machine
+        self.config = config
+        self.telemetry = telemetry
+        self.hostname = hostname or machine.host.hostname or socket.gethostname()
+        self.labels = {d.key: labels.identity(d, self.hostname) for d in machine.devices}
+        self.remembered = RememberedResults(machine)
+        self._decided: dict[str, dict[str, Any]] = {}
+        self._decided_for: tuple | None = None
+        self._batch: list[Family] = []
+        self._batch_for: tuple | None = None
+        self._lock = threading.Lock()  # scrapes arrive on the server's threads; one collects at a time
+
+    def _scrape(self, results: Results) -> Scrape:
+        return Scrape(self.machine, self.hostname, self.labels, results, self.config)
+
+    def _recommendations(self, scrape: Scrape) -> dict[str, dict[str, Any]]:
+        if self._decided_for != self.remembered.signature:
+            decided = {}
+            for device in scrape.devices:
+                try:
+                    decided[device.key] = recommendation.settings_for(scrape, device)
+                except Exception:  # a rule that cannot decide for an odd device drops its series, not the scrape
+                    continue
+            self._decided, self._decided_for = decided, self.remembered.signature
+        return self._decided
+
+    def families(self) -> list[Family]:
+        with self._lock:
+            scrape = self._scrape(self.remembered.current())
+            if self._batch_for != self.remembered.signature:  # rebuilt only when a result on disk changed
+                batch: list[Family] = []
+                for module in BATCH_MODULES:
+                    batch += module.families(scrape)
+                batch += recommendation.families(scrape, self._recommendations(scrape))
+                self._batch, self._batch_for = batch, self.remembered.signature
+            out = list(self._batch)
+            if self.telemetry:
+                out += telemetry.families(scrape)
+        return out
+
+    def collect(self) -> Iterator[Family]:
+        for family in self.families():
+            if family.samples:
+                yield family
+
+    def describe(self) -> Iterator[GaugeMetricFamily]:
+        """Names only (prometheus_client's registry uses them for `name[]` filtering); reads nothing."""
+        empty = Scrape(_NoDevices(self.machine), self.hostname, {}, Results(), self.config)
+        names: list[Family] = []
+        for module in BATCH_MODULES:
+            names += module.families(empty)
+        names += recommendation.families(empty, {})
+        if self.telemetry:
+            names += telemetry.families(empty)
+        for family in names:
+            yield GaugeMetricFamily(family.name, family.documentation)
+
+
+class _NoDevices:
+    """The machine with its device list emptied: the families' names without their samples."""
+
+    def __init__(self, machine) -> None:
+        self._machine = machine
+        self.devices: list = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._machine, name)
+
+
+def registry_for(machine, config: dict[str, Any], *, telemetry: bool = True, hostname: str | None = None):
+    """A registry holding only gpudash's collector; returns (registry, collector)."""
+    registry = CollectorRegistry(auto_describe=False)
+    collector = GpudashCollector(machine, config, telemetry=telemetry, hostname=hostname)
+    registry.register(collector)
+    return registry, collector

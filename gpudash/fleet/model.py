@@ -1,0 +1,107 @@
+"""A round of the fleet: hosts with a status, each with its devices; the `gpudash fleet --json` document."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+UP, STALE, UNREACHABLE = "up", "stale", "unreachable"
+STATUSES = (UP, STALE, UNREACHABLE)
+FLEET_VERSION = 1
+
+
+@dataclass
+class Device:
+    """One accelerator (or a CPU gpudash describes) on a host, merged from every exporter that has it."""
+
+    id: str  # "nvidia:3", "amd:0", "cpu:0": vendor and the vendor's index
+    vendor: str
+    index: str
+    name: str | None = None
+    uuid: str | None = None
+    utilization_ratio: float | None = None
+    memory_used_bytes: float | None = None
+    memory_total_bytes: float | None = None
+    temperature_celsius: float | None = None
+    power_watts: float | None = None
+    verified: dict[str, bool] = field(default_factory=dict)  # precision -> gpudash's probe verdict
+    amp_dtype: str | None = None  # gpudash's recommendation
+    checks_failed: int | None = None  # gpudash's remembered checks with status fail or error
+    sources: list[str] = field(default_factory=list)  # "dcgm", "amd", "gpudash"
+    history: list[tuple[float, float]] = field(default_factory=list)  # (unix seconds, utilisation 0-1)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "vendor": self.vendor,
+            "index": self.index,
+            "name": self.name,
+            "uuid": self.uuid,
+            "utilization_ratio": self.utilization_ratio,
+            "memory_used_bytes": self.memory_used_bytes,
+            "memory_total_bytes": self.memory_total_bytes,
+            "temperature_celsius": self.temperature_celsius,
+            "power_watts": self.power_watts,
+            "verified": dict(self.verified),
+            "amp_dtype": self.amp_dtype,
+            "checks_failed": self.checks_failed,
+            "sources": list(self.sources),
+            "history": [[t, v] for t, v in self.history],
+        }
+
+
+@dataclass
+class Host:
+    name: str
+    status: str  # up | stale | unreachable
+    error: str | None = None
+    targets: list[str] = field(default_factory=list)
+    last_seen: float | None = None  # unix seconds of the newest data
+    replayed: bool = False  # a gpudash serving a snapshot, not this host's hardware
+    devices: list[Device] = field(default_factory=list)
+
+    def to_json(self, now: float) -> dict[str, Any]:
+        return {
+            "host": self.name,
+            "status": self.status,
+            "error": self.error,
+            "targets": list(self.targets),
+            "last_seen": self.last_seen,
+            "age_s": None if self.last_seen is None else round(max(0.0, now - self.last_seen), 3),
+            "replayed": self.replayed,
+            "devices": [d.to_json() for d in self.devices],
+        }
+
+
+@dataclass
+class FleetRound:
+    source: dict[str, Any]  # {"kind": "prometheus", "url": ...} or {"kind": "hosts", "targets": n}
+    hosts: list[Host]
+    started: float  # unix seconds
+    took_s: float
+    deadline_s: float
+    dropped: list[str] = field(default_factory=list)  # targets that did not answer within the deadline
+    notes: list[str] = field(default_factory=list)
+
+    def host(self, name: str) -> Host | None:
+        wanted = name.lower()
+        for host in self.hosts:
+            if host.name.lower() == wanted or any(wanted in t.lower() for t in host.targets):
+                return host
+        return None
+
+    def summary(self) -> dict[str, int]:
+        counts = {s: sum(1 for h in self.hosts if h.status == s) for s in STATUSES}
+        return {"hosts": len(self.hosts), **counts, "devices": sum(len(h.devices) for h in self.hosts)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": FLEET_VERSION,
+            "source": dict(self.source),
+            "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(self.started)),
+            "round": {"took_s": round(self.took_s, 3), "deadline_s": self.deadline_s, "dropped": list(self.dropped)},
+            "summary": self.summary(),
+            "hosts": [h.to_json(self.started + self.took_s) for h in self.hosts],
+            "notes": list(self.notes),
+        }

@@ -1,0 +1,160 @@
+"""Scrape a list of endpoints directly: rounds with a deadline, at most `concurrency` requests at once.
+
+A round sends one GET per endpoint that is not still busy with an earlier one, waits until all have answered
+or the deadline passed, and reports what it has. An endpoint that missed the deadline is dropped from the
+round (its request finishes in the background and its answer is used next time), so one slow host never
+holds the view. gpudash endpoints are asked only for the series the fleet shows (`name[]` filter), and
+gpudash's batch results (verified precisions, recommendation, checks) only once a minute.
+
+Status per host: up (answered this round), stale (not this round, but data younger than `stale_after_s`,
+shown with the error), unreachable (nothing recent; the error says why).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import urllib.parse
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from functools import partial
+
+from gpudash.fleet import exposition
+from gpudash.fleet.fetch import FetchError, get
+from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
+from gpudash.fleet.series import BATCH, GPUDASH_LIVE, WANTED
+from gpudash.fleet.targets import Target
+
+BATCH_EVERY_S = 60.0
+REQUEST_ROUNDS = 2
+LIVE_WANTED = WANTED - frozenset(BATCH)
+
+
+def _filtered(url: str, batch: bool) -> str:
+    """The URL with prometheus_client's `name[]` filter for the gpudash series wanted (other exporters
+    ignore the parameter and are filtered line by line after the fetch)."""
+    names = GPUDASH_LIVE + (BATCH if batch else ("gpudash_machine_info",))
+    query = urllib.parse.urlencode([("name[]", n) for n in names])
+    return f"{url}{'&' if '?' in url else '?'}{query}"
+
+
+@dataclass
+class _Endpoint:
+    target: Target
+    busy: Future | None = None
+    live: list = field(default_factory=list)  # samples of the last good answer
+    batch: list = field(default_factory=list)
+    batch_at: float | None = None
+    ok_at: float | None = None
+    error: str | None = None
+    hosts: tuple[str, ...] = ()  # host names its last data carried
+
+
+class Scraper:
+    def __init__(
+        self,
+        targets: list[Target],
+        *,
+        concurrency: int = 128,
+        timeout_s: float = 4.0,
+        stale_after_s: float = 15.0,
+        ca_file: str | None = None,
+    ) -> None:
+        self.timeout_s, self.stale_after_s, self.ca_file = timeout_s, stale_after_s, ca_file
+        self._endpoints = [_Endpoint(t) for t in targets]
+        self._pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(targets))), thread_name_prefix="fleet")
+        self._labels = exposition.LabelCache()
+        self._lock = threading.RLock()  # a future already done runs its callback inline, under the lock
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _fetch(self, endpoint: _Endpoint, batch: bool) -> list:
+        url = _filtered(endpoint.target.url, batch)
+        # A request may outlive its round (it is dropped from the round, not cancelled) but not a second one.
+        text = get(url, REQUEST_ROUNDS * self.timeout_s, self.ca_file, accept="text/plain;version=0.0.4")
+        try:
+            return exposition.parse(text, WANTED if batch else LIVE_WANTED, self._labels)
+        except ValueError as exc:
+            raise FetchError(f"not a Prometheus metrics page ({exc})") from None
+
+    def _landed(self, endpoint: _Endpoint, batch: bool, future: Future) -> None:
+        now = time.time()
+        with self._lock:
+            endpoint.busy = None
+            exc = future.exception()
+            if exc is not None:
+                endpoint.error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+                return
+            samples = future.result()
+            endpoint.live = [s for s in samples if s[0] not in BATCH or s[0] == "gpudash_machine_info"]
+            if batch:
+                endpoint.batch, endpoint.batch_at = [s for s in samples if s[0] in BATCH], now
+            endpoint.ok_at, endpoint.error = now, None
+
+    def round(self) -> FleetRound:
+        started, t0 = time.time(), time.monotonic()
+        sent: list[Future] = []
+        with self._lock:
+            for endpoint in self._endpoints:
+                if endpoint.busy is not None:
+                    continue  # still answering an earlier round: not asked twice
+                batch = endpoint.batch_at is None or started - endpoint.batch_at >= BATCH_EVERY_S
+                future = self._pool.submit(self._fetch, endpoint, batch)
+                endpoint.busy = future
+                future.add_done_callback(partial(self._landed, endpoint, batch))
+                sent.append(future)
+        wait(sent, timeout=self.timeout_s)
+        with self._lock:
+            dropped = [e.target.label for e in self._endpoints if e.busy is not None]
+            hosts = self._hosts(time.time(), set(dropped))
+        return FleetRound(
+            {"kind": "hosts", "targets": len(self._endpoints)},
+            hosts,
+            started,
+            time.monotonic() - t0,
+            self.timeout_s,
+            dropped,
+        )
+
+    def _status(self, endpoint: _Endpoint, now: float, dropped: bool) -> tuple[str, str | None]:
+        error: str | None
+        if dropped:
+            error = f"no answer within {self.timeout_s:g} s (dropped from this round)"
+        else:
+            error = endpoint.error
+        if error is None and endpoint.ok_at is not None:
+            return UP, None
+        if endpoint.ok_at is not None and now - endpoint.ok_at <= self.stale_after_s:
+            return STALE, error
+        return UNREACHABLE, error or "no answer yet"
+
+    def _hosts(self, now: float, dropped: set[str]) -> list[Host]:
+        hosts: dict[str, Host] = {}
+        samples: dict[str, list] = {}
+        statuses: dict[str, list[str]] = {}
+        for endpoint in self._endpoints:
+            target = endpoint.target
+            status, error = self._status(endpoint, now, target.label in dropped)
+            data = endpoint.live + endpoint.batch if status != UNREACHABLE else []
+            groups = exposition.group_by_host(data, target.host) if data else {}
+            if groups:
+                endpoint.hosts = tuple(groups)
+            names = list(groups) or list(endpoint.hosts) or [target.label]
+            for name in names:
+                host = hosts.setdefault(name, Host(name, UP))
+                host.targets.append(target.url)
+                statuses.setdefault(name, []).append(status)
+                if error:
+                    host.error = f"{host.error}; " if host.error else ""
+                    host.error += f"{target.label}: {error}"
+                if endpoint.ok_at is not None and status != UNREACHABLE:
+                    host.last_seen = max(host.last_seen or 0.0, endpoint.ok_at)
+                samples.setdefault(name, []).extend(groups.get(name, []))
+        for name, host in hosts.items():
+            seen = statuses[name]
+            host.status = (
+                UP if all(s == UP for s in seen) else UNREACHABLE if all(s == UNREACHABLE for s in seen) else STALE
+            )
+            host.devices, host.replayed = exposition.devices(samples[name])
+        return sorted(hosts.values(), key=lambda h: h.name)

@@ -1,0 +1,96 @@
+"""The series the fleet reads from each exporter, their units, and how they identify a device and a host.
+
+dcgm-exporter (NVIDIA, etc/default-counters.csv): utilisation in %, framebuffer in MiB, temperature in C,
+power in W; devices by `gpu` (NVML index) and `UUID`; the host as `Hostname` (newer releases: `hostname`).
+AMD device-metrics-exporter: gfx activity in %, VRAM in MB as amdsmi counts them (MiB), power in W,
+junction temperature in C; devices by `gpu_id`; the host as `hostname`. gpudash serve: base units already,
+plus what only gpudash knows (verified precisions, the recommended dtype, failed checks).
+A GPU that two exporters describe becomes one device: NVIDIA GPUs meet on UUID, AMD GPUs on gpu_id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Reading:
+    source: str  # "dcgm" | "amd" | "gpudash"
+    field: str  # a Device attribute, or memory_free_bytes / memory_reserved_bytes (dcgm's total is a sum)
+    scale: float = 1.0
+
+
+LIVE: dict[str, Reading] = {
+    "DCGM_FI_DEV_GPU_UTIL": Reading("dcgm", "utilization_ratio", 0.01),
+    "DCGM_FI_DEV_FB_USED": Reading("dcgm", "memory_used_bytes", MIB),
+    "DCGM_FI_DEV_FB_FREE": Reading("dcgm", "memory_free_bytes", MIB),
+    "DCGM_FI_DEV_FB_RESERVED": Reading("dcgm", "memory_reserved_bytes", MIB),
+    "DCGM_FI_DEV_GPU_TEMP": Reading("dcgm", "temperature_celsius"),
+    "DCGM_FI_DEV_POWER_USAGE": Reading("dcgm", "power_watts"),
+    "gpu_gfx_activity": Reading("amd", "utilization_ratio", 0.01),
+    "gpu_used_vram": Reading("amd", "memory_used_bytes", MIB),
+    "gpu_total_vram": Reading("amd", "memory_total_bytes", MIB),
+    "gpu_package_power": Reading("amd", "power_watts"),
+    "gpu_junction_temperature": Reading("amd", "temperature_celsius"),
+    "gpudash_device_utilization_ratio": Reading("gpudash", "utilization_ratio"),
+    "gpudash_device_memory_used_bytes": Reading("gpudash", "memory_used_bytes"),
+    "gpudash_device_memory_total_bytes": Reading("gpudash", "memory_total_bytes"),
+    "gpudash_device_temperature_celsius": Reading("gpudash", "temperature_celsius"),
+    "gpudash_device_power_watts": Reading("gpudash", "power_watts"),
+}
+
+# gpudash's batch results change only when someone probes, benchmarks or checks: read them less often.
+BATCH = (
+    "gpudash_machine_info",
+    "gpudash_device_info",
+    "gpudash_precision_verified",
+    "gpudash_recommendation_info",
+    "gpudash_check_results",
+)
+
+GPUDASH_LIVE = tuple(n for n, r in LIVE.items() if r.source == "gpudash")
+WANTED = frozenset(LIVE) | frozenset(BATCH)
+
+
+def source_of(name: str) -> str:
+    if name.startswith("DCGM_"):
+        return "dcgm"
+    if name.startswith("gpudash_"):
+        return "gpudash"
+    return "amd"
+
+
+def hostname(labels: dict[str, str]) -> str | None:
+    """The host a series describes: `hostname`, or dcgm-exporter's older `Hostname`."""
+    return labels.get("hostname") or labels.get("Hostname") or None
+
+
+@dataclass(frozen=True)
+class Identity:
+    key: str  # what merges one GPU across exporters: its UUID (NVIDIA), else vendor:index
+    vendor: str
+    index: str
+    name: str | None
+    uuid: str | None
+
+
+def identity(name: str, labels: dict[str, str]) -> Identity | None:
+    """The device a sample belongs to, or None for host-level series (gpudash_machine_info)."""
+    source = source_of(name)
+    if source == "dcgm":
+        vendor, index, model = "nvidia", labels.get("gpu"), labels.get("modelName")
+    elif source == "amd":
+        vendor, index, model = "amd", labels.get("gpu_id"), labels.get("card_model")
+    else:
+        key = labels.get("device_key")
+        if not key or ":" not in key:
+            return None
+        vendor, index = key.split(":", 1)
+        model = labels.get("modelName") or labels.get("card_model") or labels.get("name")
+    if index is None:
+        return None
+    uuid = labels.get("UUID") or None
+    merge = uuid if vendor == "nvidia" and uuid else f"{vendor}:{index}"
+    return Identity(merge, vendor, index, model, uuid)

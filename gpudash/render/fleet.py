@@ -1,0 +1,119 @@
+"""The fleet as plain text: one row per host and per device, and one host in detail (`gpudash fleet`)."""
+
+from __future__ import annotations
+
+import time
+
+from gpudash.fleet.model import FleetRound, Host
+from gpudash.render import formatting as fmt
+
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def describe_source(fleet: FleetRound) -> str:
+    if fleet.source.get("kind") == "prometheus":
+        return f"Prometheus {fleet.source.get('url')}"
+    n = fleet.source.get("targets", 0)
+    return f"{n} endpoint{'s' if n != 1 else ''}"
+
+
+def headline(fleet: FleetRound) -> str:
+    s = fleet.summary()
+    states = ", ".join(f"{s[k]} {k}" for k in ("up", "stale", "unreachable") if s[k]) or "no hosts"
+    dropped = f", {len(fleet.dropped)} dropped from the round" if fleet.dropped else ""
+    return (
+        f"fleet from {describe_source(fleet)} · {s['hosts']} host{'s' if s['hosts'] != 1 else ''}: {states} · "
+        f"{s['devices']} device{'s' if s['devices'] != 1 else ''} · round {fleet.took_s:.2f} s "
+        f"(deadline {fleet.deadline_s:g} s{dropped})"
+    )
+
+
+def status_word(host: Host) -> str:
+    return f"{host.status} (replayed)" if host.replayed else host.status
+
+
+def ratio(value: float | None) -> str:
+    return fmt.NA if value is None else f"{value * 100:.0f}%"
+
+
+def verified(device) -> str:
+    ok = [p for p, v in device.verified.items() if v]
+    bad = [p for p, v in device.verified.items() if not v]
+    return " ".join(ok + [f"✗{p}" for p in bad]) or "–"
+
+
+def device_cells(device) -> list[str]:
+    return [
+        device.id,
+        device.name or "?",
+        ratio(device.utilization_ratio),
+        fmt.memory(
+            None if device.memory_used_bytes is None else int(device.memory_used_bytes),
+            None if device.memory_total_bytes is None else int(device.memory_total_bytes),
+        ),
+        fmt.number(device.temperature_celsius, "C"),
+        fmt.number(device.power_watts, "W"),
+        verified(device),
+        device.amp_dtype or "–",
+    ]
+
+
+HEADER = ["host", "status", "device", "name", "util", "memory", "temp", "power", "verified", "amp dtype"]
+
+
+def rows(fleet: FleetRound) -> list[list[str]]:
+    out = []
+    for host in fleet.hosts:
+        first = True
+        for device in host.devices:
+            out.append([host.name if first else "", status_word(host) if first else "", *device_cells(device)])
+            first = False
+        if first:  # no device to show: the host row carries the error
+            out.append([host.name, status_word(host), "–", host.error or "no devices", "", "", "", "", "", ""])
+    return out
+
+
+def fleet_text(fleet: FleetRound) -> str:
+    lines = [headline(fleet), fmt.table(rows(fleet), HEADER)]
+    for host in fleet.hosts:
+        if host.error and host.devices:  # stale hosts show their last values and why they are stale
+            lines.append(f"{host.name}: {host.error}")
+    lines += [f"note: {n}" for n in fleet.notes]
+    return "\n".join(lines)
+
+
+def sparkline(values: list[float], width: int = 40) -> str:
+    if not values:
+        return ""
+    step = max(1, len(values) // width + (1 if len(values) % width else 0))
+    points = [max(values[i : i + step]) for i in range(0, len(values), step)]
+    return "".join(SPARK[min(len(SPARK) - 1, max(0, int(v * len(SPARK))))] for v in points)
+
+
+def host_text(fleet: FleetRound, host: Host, now: float | None = None) -> str:
+    now = time.time() if now is None else now
+    seen = "never" if host.last_seen is None else f"{max(0.0, now - host.last_seen):.0f} s ago"
+    lines = [
+        f"{host.name}: {status_word(host)} · last data {seen} · from {describe_source(fleet)}",
+        "targets: " + (", ".join(host.targets) or "none"),
+    ]
+    if host.error:
+        lines.append(f"error: {host.error}")
+    if not host.devices:
+        lines.append("no devices to show")
+        return "\n".join(lines)
+    table = []
+    for d in host.devices:
+        failed = "–" if d.checks_failed is None else str(d.checks_failed)
+        table.append([*device_cells(d), d.uuid or "–", failed, ",".join(d.sources)])
+    lines.append(fmt.table(table, [*HEADER[2:], "uuid", "failed checks", "sources"]))
+    for d in host.devices:
+        if d.history:
+            values = [v for _, v in d.history]
+            span = d.history[-1][0] - d.history[0][0]
+            over = f"{span / 60:.0f} min" if span >= 120 else f"{span:.0f} s"
+            lines.append(
+                f"{d.id} utilisation, last {over}: {sparkline(values)} "
+                f"(min {min(values) * 100:.0f}%, max {max(values) * 100:.0f}%)"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,216 @@
+"""One device in full: its card (gauges, readings, badges, history chart) and every field, n/a with its reason.
+
+Opened from the dense table (enter on a row, or D); ← → (or [ ]) step to the neighbouring device; escape
+returns. The field list covers what nvidia-smi, gpustat and nvitop show (UUID, PCI bus, driver and CUDA
+driver, fan, encoder/decoder, power limit, P-state, persistence, compute mode, ECC, MIG mode and instances),
+each with the driver's reason where it is n/a.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widgets import Static
+
+from gpudash.info import device_status
+from gpudash.knowledge import arch_for
+from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.render import formatting as fmt
+from gpudash.render import monitor
+from gpudash.tui.widgets.device_card import DeviceCard, missing_reason
+from gpudash.tui.widgets.device_table import mig_label
+from gpudash.tui.widgets.history_chart import LINES
+from gpudash.tui.widgets.live_table import LiveColumn, LiveTable
+
+if TYPE_CHECKING:
+    from gpudash.history import History
+
+GPU_ONLY = ("nvidia", "amd")
+NVIDIA_ONLY = ("nvidia",)
+
+
+@dataclass(frozen=True)
+class FieldRow:
+    label: str
+    field: str  # the Sample/DeviceInfo/Runtime field whose reason explains an n/a
+    value: Callable[[DeviceInfo, Sample, Runtime], object]
+    vendors: tuple[str, ...] = ("nvidia", "amd", "cpu")
+    source: str = "sample"  # where the reason is looked up: sample, device or runtime
+
+
+FIELDS = (
+    FieldRow("UUID", "uuid", lambda d, s, r: d.uuid, GPU_ONLY, "device"),
+    FieldRow("PCI bus", "pci_bus_id", lambda d, s, r: d.pci_bus_id, GPU_ONLY, "device"),
+    FieldRow("driver", "driver", lambda d, s, r: d.driver_version or r.driver, GPU_ONLY, "runtime"),
+    FieldRow("CUDA driver", "cuda_driver", lambda d, s, r: r.cuda_driver, NVIDIA_ONLY, "runtime"),
+    FieldRow("architecture", "arch", lambda d, s, r: f"{arch_for(d).family} · {fmt.arch_label(d)}", source="device"),
+    FieldRow("SMs / CUs / cores", "multiprocessors", lambda d, s, r: d.multiprocessors, source="device"),
+    FieldRow("max clock", "max_clock_mhz", lambda d, s, r: _unit(d.max_clock_mhz, "MHz"), source="device"),
+    FieldRow("memory", "memory_used_bytes", lambda d, s, r: _memory(d, s)),
+    FieldRow("utilization", "utilization_pct", lambda d, s, r: _pct(s.utilization_pct)),
+    FieldRow("memory busy", "memory_utilization_pct", lambda d, s, r: _pct(s.memory_utilization_pct), GPU_ONLY),
+    FieldRow("temperature", "temperature_c", lambda d, s, r: _unit(s.temperature_c, "°C")),
+    FieldRow("power draw", "power_w", lambda d, s, r: _unit(s.power_w, "W", 1)),
+    FieldRow("power limit", "power_limit_w", lambda d, s, r: _unit(s.power_limit_w, "W"), GPU_ONLY),
+    FieldRow("fan", "fan_speed_pct", lambda d, s, r: _pct(s.fan_speed_pct), GPU_ONLY),
+    FieldRow("SM clock", "sm_clock_mhz", lambda d, s, r: _unit(s.sm_clock_mhz, "MHz")),
+    FieldRow("memory clock", "memory_clock_mhz", lambda d, s, r: _unit(s.memory_clock_mhz, "MHz"), GPU_ONLY),
+    FieldRow("encoder", "encoder_utilization_pct", lambda d, s, r: _pct(s.encoder_utilization_pct), GPU_ONLY),
+    FieldRow("decoder", "decoder_utilization_pct", lambda d, s, r: _pct(s.decoder_utilization_pct), GPU_ONLY),
+    FieldRow("performance state", "performance_state", lambda d, s, r: s.performance_state, GPU_ONLY),
+    FieldRow("persistence mode", "persistence_mode", lambda d, s, r: s.persistence_mode, NVIDIA_ONLY),
+    FieldRow("display active", "display_active", lambda d, s, r: _yes_no(s.display_active), NVIDIA_ONLY),
+    FieldRow("compute mode", "compute_mode", lambda d, s, r: s.compute_mode, NVIDIA_ONLY),
+    FieldRow("ECC errors (uncorrected)", "ecc_errors_uncorrected", lambda d, s, r: s.ecc_errors_uncorrected, GPU_ONLY),
+    FieldRow("MIG mode", "mig_mode", lambda d, s, r: _mig_mode(s), NVIDIA_ONLY),
+    FieldRow("processes", "processes", lambda d, s, r: _count(s), GPU_ONLY),
+)
+
+
+def _unit(value: float | None, unit: str, digits: int = 0) -> str | None:
+    return None if value is None else f"{value:.{digits}f} {unit}"
+
+
+def _pct(value: float | None) -> str | None:
+    return None if value is None else f"{value:.0f}%"
+
+
+def _yes_no(value: bool | None) -> str | None:
+    return None if value is None else ("yes" if value else "no")
+
+
+def _memory(device: DeviceInfo, sample: Sample) -> str | None:
+    used, total = sample.memory_used_bytes, sample.memory_total_bytes or device.memory_total_bytes
+    if used is None:
+        return None
+    share = f" ({used / total:.0%})" if total else ""
+    return fmt.memory(used, total) + share
+
+
+def _mig_mode(sample: Sample) -> str | None:
+    if sample.mig_mode is None:
+        return None
+    pending = sample.mig_mode_pending
+    return sample.mig_mode + (f" (after reset: {pending})" if pending and pending != sample.mig_mode else "")
+
+
+def _count(sample: Sample) -> str | None:
+    if sample.processes is None:
+        return None
+    return str(len(sample.processes))
+
+
+def field_rows(device: DeviceInfo, sample: Sample | None, runtime: Runtime) -> list[tuple[str, str, str]]:
+    """(field, value, why n/a) for every field that applies to the device's vendor."""
+    status, reason = device_status(device, sample)
+    rows = [("status", status if reason is None else f"{status}: {reason}", "")]
+    current = sample or Sample()
+    for row in FIELDS:
+        if device.vendor not in row.vendors:
+            continue
+        value = row.value(device, current, runtime)
+        if value is not None:
+            rows.append((row.label, str(value), ""))
+            continue
+        if row.source == "runtime":
+            why = runtime.unavailable.get(row.field) or "not reported by the driver"
+        elif row.source == "device":
+            why = device.unavailable.get(row.field) or f"not reported by {'/'.join(device.sources) or 'any source'}"
+        else:
+            why = missing_reason(row.field, sample, device)
+        rows.append((row.label, fmt.NA, why))
+    for instance in (sample.mig_instances if sample else None) or []:
+        procs = "n/a" if instance.processes is None else str(len(instance.processes))
+        parts = [
+            fmt.memory(instance.memory_used_bytes, instance.memory_total_bytes),
+            f"{instance.multiprocessors or fmt.NA} SMs",
+            f"{procs} process(es)",
+            f"GI {instance.gpu_instance_id} CI {instance.compute_instance_id}",
+            instance.uuid or fmt.NA,
+        ]
+        why = " · ".join(f"{k}: {v}" for k, v in instance.unavailable.items())
+        rows.append((f"└ MIG {device.index}:{instance.index} {mig_label(instance)}", " · ".join(parts), why))
+    return rows
+
+
+class DeviceDetail(VerticalScroll):
+    """The detail of one device; `show_device` picks which, `show_sample` keeps it live."""
+
+    BINDINGS = [
+        Binding("left,left_square_bracket", "step(-1)", "Prev device", key_display="←"),
+        Binding("right,right_square_bracket", "step(1)", "Next device", key_display="→"),
+    ]
+
+    def __init__(self, *, interval_s: float, window_s: float, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.interval_s, self.window_s = interval_s, window_s
+        self.device: DeviceInfo | None = None
+        self.card: DeviceCard | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="detail-title", markup=False)
+        fields = LiveTable(id="detail-fields", show_cursor=False)
+        fields.can_focus = False
+        yield fields
+
+    async def show_device(self, device: DeviceInfo, runtime: Runtime, torch_state: str, source: str) -> None:
+        if self.card is None or self.card.device.key != device.key:
+            if self.card is not None:
+                await self.card.remove()
+            self.card = DeviceCard(device, interval_s=self.interval_s, window_s=self.window_s)
+            self.card.add_class("detail-card")
+            await self.mount(self.card, after="#detail-title")
+        self.device = device
+        self.card.describe(device, runtime, torch_state, source)
+        self.query_one("#detail-title", Static).update(
+            Text("← → other devices · escape or D: back to all devices · every field below the card", style="dim")
+        )
+
+    def show_sample(self, sample: Sample | None, runtime: Runtime, history: History) -> None:
+        if self.device is None or self.card is None:
+            return
+        series = {metric: history.series(self.device.key, metric) for metric in LINES}
+        self.card.show_sample(sample, series)
+        table = self.query_one("#detail-fields", LiveTable)
+        rows = field_rows(self.device, sample, runtime)
+        width = max(20, (self.size.width or 80) - 2)
+        label_w = max(len(r[0]) for r in rows)
+        value_w = min(max(len(r[1]) for r in rows), 64, max(12, width - label_w - 24))
+        why_w = max(10, width - label_w - value_w - 3)
+        columns = [
+            LiveColumn("field", Text(" FIELD", style="bold"), label_w + 1),
+            LiveColumn("value", Text(" VALUE", style="bold"), value_w + 1),
+            LiveColumn("why", Text(" WHY N/A", style="bold"), why_w + 1),
+        ]
+        table.show(
+            columns,
+            [
+                (
+                    label,
+                    [
+                        Text(" " + label, style="bold"),
+                        Text(" " + monitor.clip(value, value_w), style="dim italic" if value == fmt.NA else ""),
+                        Text(" " + monitor.clip(why, why_w), style="dim"),
+                    ],
+                )
+                for label, value, why in rows
+            ],
+        )
+
+    def action_step(self, step: int) -> None:
+        self.post_message(StepDevice(step))
+
+
+class StepDevice(Message):
+    """The user asked for the previous (-1) or next (+1) device's detail."""
+
+    def __init__(self, step: int) -> None:
+        super().__init__()
+        self.step = step

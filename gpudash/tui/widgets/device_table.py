@@ -1,0 +1,268 @@
+"""The dense device view: one line per device, MIG devices indented under their GPU (nvitop's compact mode).
+
+Columns follow the width: at 80 columns index, name, util and memory bars, temperature, power and limit,
+fan, SM clock and the precision mark; from 120 columns wider bars, the memory clock, P-state and
+encoder/decoder too. n/a cells are dim; their reasons are in the detail view (enter). A lost GPU says LOST
+with the driver's reason code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+
+from gpudash.info import device_status, precision_support
+from gpudash.models import LOST, DeviceInfo, MigInstance, Sample
+from gpudash.render import monitor
+from gpudash.render.formatting import NA
+from gpudash.tui.widgets.bars import Palette, bar, level_style
+from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
+from gpudash.tui.widgets.precision_badges import badge_levels
+
+WIDE_AT = 120  # columns from which the extra fields fit
+MEMORY_WARN, MEMORY_ERROR = 0.9, 0.97
+HOT_C = 85  # degrees from which the temperature is shown amber
+
+
+@dataclass(frozen=True)
+class Field:
+    key: str
+    header: str
+    right: bool = False
+
+
+NARROW = (
+    Field("gpu", "GPU"),
+    Field("name", "NAME"),
+    Field("util", "UTIL"),
+    Field("mem", "MEMORY"),
+    Field("temp", "TEMP", True),
+    Field("power", "POWER", True),
+    Field("fan", "FAN", True),
+    Field("clock", "MHz", True),
+    Field("prec", "PREC"),
+)
+WIDE = (
+    *NARROW[:7],
+    Field("clock", "SM MHz", True),
+    Field("mclock", "MEM MHz", True),
+    Field("pstate", "PERF"),
+    Field("encdec", "ENC/DEC", True),
+    Field("prec", "PREC"),
+)
+
+
+UTIL_BAR_MAX, MEMORY_BAR_MAX = 20, 24
+
+
+def bar_widths(width: int) -> tuple[int, int]:
+    """The smallest (util bar, memory bar) for a table this wide; spare columns widen them further."""
+    return (8, 10) if width >= WIDE_AT else (3, 3)
+
+
+def mig_label(instance: MigInstance) -> str:
+    """ "3g.40gb" from "NVIDIA H100 80GB HBM3 MIG 3g.40gb"; else the GI/CI ids."""
+    name = instance.name or ""
+    if " MIG " in name:
+        return name.rsplit(" MIG ", 1)[1]
+    return f"GI {instance.gpu_instance_id} CI {instance.compute_instance_id}"
+
+
+class DeviceTable(LiveTable):
+    BINDINGS = [Binding("enter", "select", "Details", tooltip="the highlighted device: its card, charts, every field")]
+
+    def __init__(self, devices: Sequence[DeviceInfo], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.devices: list[DeviceInfo] = []
+        self.labels: dict[str, str] = {}
+        self._marks: dict[str, str] = {}
+        self.samples: Mapping[str, Sample] = {}
+        self._palette: Palette | None = None
+        self._bars: dict[tuple[int, bool, bool], tuple[int, int]] = {}  # layout -> (util, memory) bar widths
+        self.set_devices(devices)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        self._palette = None  # the cells are rebuilt in the new colours
+        self.redraw()
+
+    @property
+    def palette(self) -> Palette:
+        if self._palette is None:
+            self._palette = Palette.of(self.app)
+        return self._palette
+
+    def set_devices(self, devices: Sequence[DeviceInfo]) -> None:
+        self.devices = list(devices)
+        self.labels = monitor.device_labels(self.devices)
+        self._marks = {d.key: monitor.precision_mark(badge_levels(precision_support(d))) for d in self.devices}
+
+    def device_of(self, row_key: str | None) -> DeviceInfo | None:
+        """The device of a row (a MIG row belongs to its GPU)."""
+        if row_key is None:
+            return None
+        key = row_key.split("/", 1)[0]
+        return next((d for d in self.devices if d.key == key), None)
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def show_samples(self, samples: Mapping[str, Sample]) -> None:
+        self.samples = samples
+        self.redraw()
+
+    def redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        width = self.size.width or self.app.size.width
+        fields = WIDE if width >= WIDE_AT else NARROW
+        scrolling = self._row_count() > self._visible_rows()
+        # The bars take the columns the others leave. Last reading's bar widths usually still fit exactly;
+        # when not, once more from the smallest bars.
+        layout = (width, scrolling, fields is WIDE)
+        util_w, mem_w = self._bars.get(layout) or bar_widths(width)
+        rows = self._rows(fields, util_w, mem_w)
+        spare = self._spare(fields, rows, width, scrolling)
+        capped = util_w >= UTIL_BAR_MAX and mem_w >= MEMORY_BAR_MAX
+        if spare < 0 or (spare > 1 and not capped):
+            util_w, mem_w = bar_widths(width)
+            rows = self._rows(fields, util_w, mem_w)
+            spare = self._spare(fields, rows, width, scrolling)
+            if spare > 1:
+                util_w = min(UTIL_BAR_MAX, util_w + spare // 2)
+                mem_w = min(MEMORY_BAR_MAX, mem_w + spare - spare // 2)
+                rows = self._rows(fields, util_w, mem_w)
+            self._bars[layout] = (util_w, mem_w)
+        widths = self._widths(fields, rows, width, scrolling)
+        columns = [LiveColumn(f.key, self._header(f, widths[f.key]), widths[f.key] + 1) for f in fields]
+        clipped = [(key, [self._fit(cell, f, widths[f.key]) for cell, f in zip(cells, fields)]) for key, cells in rows]
+        self.show(columns, clipped)
+
+    def _rows(self, fields: Sequence[Field], util_w: int, mem_w: int) -> list[Row]:
+        rows: list[Row] = []
+        for device in self.devices:
+            sample = self.samples.get(device.key)
+            rows.append((device.key, self._device_cells(device, sample, fields, util_w, mem_w)))
+            for instance in (sample.mig_instances if sample else None) or []:
+                rows.append((f"{device.key}/mig{instance.index}", self._mig_cells(device, instance, fields, mem_w)))
+        return rows
+
+    def _spare(self, fields: Sequence[Field], rows: Sequence[Row], width: int, scrolling: bool) -> int:
+        return width - sum(w + 1 for w in self._widths(fields, rows, width, scrolling).values()) - int(scrolling)
+
+    def _row_count(self) -> int:
+        return sum(1 + len((s.mig_instances if (s := self.samples.get(d.key)) else None) or []) for d in self.devices)
+
+    def _visible_rows(self) -> int:
+        return max(1, self.size.height - 1) if self.size.height else 10**6
+
+    # Cells --------------------------------------------------------------------------------------
+
+    def _device_cells(
+        self, device: DeviceInfo, sample: Sample | None, fields: Sequence[Field], util_w: int, mem_w: int
+    ) -> list[Text]:
+        p = self.palette
+        status, reason = device_status(device, sample)
+        name = Text(device.name if device.vendor == "cpu" else monitor.short_name(device.name))
+        label = Text(self.labels.get(device.key, str(device.index)), style=p.label)
+        if status == LOST:
+            code = (reason or "lost").split(":", 1)[0]
+            lost = {"gpu": label, "name": name, "util": Text("LOST", style=p.error), "mem": Text(code, style=p.error)}
+            return [lost.get(f.key, Text("")) for f in fields]
+        if sample is None:
+            waiting = {"gpu": label, "name": name, "util": Text("…", style=p.muted)}
+            return [waiting.get(f.key, Text("")) for f in fields]
+        wide = fields is WIDE
+        util = sample.utilization_pct
+        util_frac = None if util is None else util / 100
+        used = sample.memory_used_bytes
+        total = sample.memory_total_bytes or device.memory_total_bytes
+        mem_frac = used / total if used is not None and total else None
+        cells = {
+            "gpu": label,
+            "name": name,
+            "util": Text.assemble(
+                bar(util_frac, util_w, p.util, p.track), " ", self._value(monitor.percent(util).rjust(4))
+            ),
+            "mem": Text.assemble(
+                bar(mem_frac, mem_w, level_style(mem_frac, p.memory, p, MEMORY_WARN, MEMORY_ERROR), p.track),
+                " ",
+                self._value(monitor.used_of(used, total, wide=wide)),
+            ),
+            "temp": self._value(
+                monitor.temperature(sample.temperature_c),
+                p.warning if (sample.temperature_c or 0) >= HOT_C else None,
+            ),
+            "power": self._value(monitor.power(sample.power_w, sample.power_limit_w)),
+            "fan": self._value(monitor.percent(sample.fan_speed_pct)),
+            "clock": self._value(_mhz(sample.sm_clock_mhz)),
+            "mclock": self._value(_mhz(sample.memory_clock_mhz) if device.vendor != "cpu" else ""),
+            "pstate": self._value(sample.performance_state or (NA if device.vendor != "cpu" else "")),
+            "encdec": self._value(_enc_dec(sample) if device.vendor != "cpu" else ""),
+            "prec": Text(self._marks.get(device.key, NA)),
+        }
+        return [cells[f.key] for f in fields]
+
+    def _mig_cells(self, device: DeviceInfo, instance: MigInstance, fields: Sequence[Field], mem_w: int) -> list[Text]:
+        p = self.palette
+        gpu = self.labels.get(device.key, str(device.index))
+        used, total = instance.memory_used_bytes, instance.memory_total_bytes
+        frac = used / total if used is not None and total else None
+        cells = {
+            "name": Text.assemble(("└ ", p.track), (f"{gpu}:{instance.index} ", p.label), f"MIG {mig_label(instance)}"),
+            "mem": Text.assemble(
+                bar(frac, mem_w, level_style(frac, p.memory, p, MEMORY_WARN, MEMORY_ERROR), p.track),
+                " ",
+                self._value(monitor.used_of(used, total, wide=fields is WIDE)),
+            ),
+        }
+        return [cells.get(f.key, Text("")) for f in fields]
+
+    def _value(self, text: str, style: Style | None = None) -> Text:
+        if text == NA:
+            return Text(NA, style=self.palette.muted)
+        return Text(text, style=style or "")
+
+    # Layout -------------------------------------------------------------------------------------
+
+    def _widths(self, fields: Sequence[Field], rows: Sequence[Row], width: int, scrolling: bool) -> dict[str, int]:
+        """Every column as wide as its widest cell; the name takes what is left (at least 8)."""
+        widths = {}
+        for i, f in enumerate(fields):
+            widths[f.key] = max([len(f.header)] + [cells[i].cell_len for _, cells in rows if i < len(cells)])
+        others = sum(w + 1 for k, w in widths.items() if k != "name")
+        room = width - others - 1 - (1 if scrolling else 0)  # one leading space per column; the scrollbar
+        widths["name"] = max(8, min(widths["name"], room))
+        return widths
+
+    @staticmethod
+    def _header(field: Field, width: int) -> Text:
+        label = field.header.rjust(width) if field.right else field.header
+        return Text(" " + label, style="bold")
+
+    @staticmethod
+    def _fit(cell: Text, field: Field, width: int) -> Text:
+        if cell.cell_len > width:
+            cell = cell.copy()
+            cell.truncate(width, overflow="ellipsis")
+        elif field.right:
+            cell = Text(" " * (width - cell.cell_len)) + cell
+        return Text(" ") + cell
+
+
+def _mhz(value: int | None) -> str:
+    return NA if value is None else str(value)
+
+
+def _enc_dec(sample: Sample) -> str:
+    enc, dec = sample.encoder_utilization_pct, sample.decoder_utilization_pct
+    if enc is None and dec is None:
+        return NA
+    return f"{monitor.percent(enc).rstrip('%')}/{monitor.percent(dec)}"

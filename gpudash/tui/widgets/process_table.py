@@ -1,0 +1,193 @@
+"""The process panel: every GPU process with nvitop's columns, sortable and filterable, kept in place.
+
+Sorting: `s` steps through the sort keys, `S` flips the order, and a click on a column header sorts by
+it. `/` opens the filter (every word must appear in the pid, user, GPU, type or command); escape clears
+it. The panel's note says what is hidden or n/a, and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input, Static
+
+from gpudash.models import DeviceInfo, Sample
+from gpudash.render import monitor
+from gpudash.render import processes as proc_text
+from gpudash.render.formatting import NA
+from gpudash.tui.widgets.bars import Palette
+from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
+
+COMMAND_MIN = 12  # the command column never gets narrower; the table scrolls sideways instead
+
+
+class ProcessTable(LiveTable):
+    """The table itself; the panel around it owns the filter and the note."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.sort_id = proc_text.DEFAULT_SORT
+        self.reverse = False
+        self.query_text = ""
+        self.shown_rows: list[proc_text.ProcessRow] = []  # shown, in order
+        self.total = 0  # listed before the filter
+        self.missing: dict[str, str] = {}  # GPU label -> why its processes are n/a
+        self._all: list[proc_text.ProcessRow] = []
+        self._palette: Palette | None = None
+
+    @property
+    def palette(self) -> Palette:
+        if self._palette is None:
+            self._palette = Palette.of(self.app)
+        return self._palette
+
+    @property
+    def highlighted(self) -> proc_text.ProcessRow | None:
+        key = self.highlighted_key
+        return next((r for r in self.shown_rows if r.key == key), None)
+
+    def show_processes(
+        self, devices: Sequence[DeviceInfo], samples: Mapping[str, Sample], labels: Mapping[str, str]
+    ) -> None:
+        self._all, self.missing = proc_text.process_rows(devices, samples, labels)
+        self.redraw()
+
+    def sort_by(self, sort_id: str, reverse: bool | None = None) -> None:
+        self.sort_id = sort_id
+        self.reverse = self.reverse if reverse is None else reverse
+        self.redraw()
+
+    def filter_by(self, text: str) -> None:
+        self.query_text = text.strip()
+        self.redraw()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        self.total = len(self._all)
+        shown = proc_text.filter_rows(self._all, self.query_text)
+        self.shown_rows = proc_text.sort_rows(shown, self.sort_id, self.reverse)
+        texts = [proc_text.cells(r) for r in self.shown_rows]
+        columns = proc_text.COLUMNS
+        widths = [max([len(self._header_label(c))] + [len(t[i]) for t in texts]) for i, c in enumerate(columns)]
+        scrolling = len(self.shown_rows) > max(1, self.size.height - 1)
+        room = (self.size.width or self.app.size.width) - sum(w + 1 for w in widths[:-1]) - 1 - int(scrolling)
+        widths[-1] = max(COMMAND_MIN, min(widths[-1], room))
+        live_columns = [LiveColumn(c.id, self._header(c, w), w + 1) for c, w in zip(columns, widths)]
+        rows: list[Row] = [
+            (r.key, [self._cell(t, c, w) for t, c, w in zip(text, columns, widths)])
+            for r, text in zip(self.shown_rows, texts)
+        ]
+        self.show(live_columns, rows)
+
+    def _header_label(self, column: proc_text.Column) -> str:
+        if column.id != self.sort_id:
+            return column.header
+        natural = proc_text.SORT_BY_ID[column.id].descending
+        return column.header + ("▼" if natural != self.reverse else "▲")
+
+    def _header(self, column: proc_text.Column, width: int) -> Text:
+        label = self._header_label(column)
+        label = label.rjust(width) if column.right else label
+        return Text(" " + label, style="bold reverse" if column.id == self.sort_id else "bold")
+
+    def _cell(self, text: str, column: proc_text.Column, width: int) -> Text:
+        text = monitor.clip(text, width)
+        text = text.rjust(width) if column.right else text
+        style = self.palette.muted if text.strip() == NA else ""
+        return Text(" " + text, style=style)
+
+    def on_live_table_header_selected(self, event: LiveTable.HeaderSelected) -> None:
+        column = event.column_key
+        if column in proc_text.SORT_BY_ID:
+            event.stop()
+            self.sort_by(column, reverse=(not self.reverse) if column == self.sort_id else False)
+
+
+class ProcessPanel(Vertical):
+    """The table, a one-line note (what is hidden, n/a, or how to sort), and the filter when open."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._note: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield ProcessTable(id="proc-table")
+        yield Static("", id="proc-note", markup=False)
+        filter_input = Input(
+            placeholder="filter: words in pid, user, GPU, type or command · enter keeps it, escape clears"
+        )
+        filter_input.id = "proc-filter"
+        filter_input.display = False
+        yield filter_input
+
+    @property
+    def table(self) -> ProcessTable:
+        return self.query_one(ProcessTable)
+
+    def show_processes(
+        self, devices: Sequence[DeviceInfo], samples: Mapping[str, Sample], labels: Mapping[str, str]
+    ) -> None:
+        self.table.show_processes(devices, samples, labels)
+        self.update_note()
+
+    def update_note(self) -> None:
+        table = self.table
+        parts = []
+        if table.query_text:
+            parts.append(
+                f"filter “{table.query_text}”: {len(table.shown_rows)} of {table.total} (/ edits, escape clears)"
+            )
+        elif table.total == 0 and not table.missing:
+            parts.append("no GPU processes")
+        if table.missing:
+            gone = ", ".join(f"GPU {label}: {why}" for label, why in table.missing.items())
+            parts.append(f"processes n/a on {gone}")
+        note = self.query_one("#proc-note", Static)
+        text = " · ".join(parts)
+        if text != self._note:  # unchanged: no repaint, no relayout
+            self._note = text
+            note.update(text)
+            note.display = bool(parts)
+
+    # Filter -------------------------------------------------------------------------------------
+
+    def open_filter(self) -> None:
+        field = self.query_one("#proc-filter", Input)
+        field.value = self.table.query_text
+        field.display = True
+        field.focus()
+
+    def clear_filter(self) -> None:
+        field = self.query_one("#proc-filter", Input)
+        field.value = ""
+        field.display = False
+        self.table.filter_by("")
+        self.update_note()
+        self.table.focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "proc-filter":
+            event.stop()
+            self.table.filter_by(event.value)
+            self.update_note()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "proc-filter":
+            event.stop()
+            event.input.display = False
+            self.table.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        field = self.query_one("#proc-filter", Input)
+        if event.key == "escape" and (field.has_focus or self.table.query_text):
+            event.stop()
+            self.clear_filter()

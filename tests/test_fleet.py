@@ -1,0 +1,196 @@
+"""The fleet: endpoints scraped directly (gpudash serve, dcgm-exporter's format), bounded rounds, a host
+that is down or slow, the headless command, the JSON document and the dashboard's Fleet view."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from servers import DGX, REPO, dcgm_page, exposition_server, free_port, gpudash_serve
+
+from gpudash.actions import fleet as action
+from gpudash.cli import main
+from gpudash.config import defaults
+from gpudash.errors import UsageError
+from gpudash.fleet.scrape import Scraper
+from gpudash.fleet.targets import parse_target, targets_from
+
+pytestmark = pytest.mark.light
+MI300X = REPO / "examples" / "snapshots" / "mi300x.json"
+
+
+def hostport(url: str) -> str:
+    return url.split("://")[1].split("/")[0]
+
+
+@pytest.fixture(scope="module")
+def two_nodes():
+    """Two gpudash endpoints replaying a DGX H100 (node-a) and an MI300X (node-b)."""
+    with (
+        gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _),
+        gpudash_serve("--replay", str(MI300X), "--hostname", "node-b") as (b, _),
+    ):
+        yield hostport(a), hostport(b)
+
+
+def test_fleet_table_shows_every_host_and_names_the_one_that_is_down(two_nodes, capsys):
+    down = f"127.0.0.1:{free_port()}"
+    code = main(["fleet", "--hosts", ",".join([*two_nodes, down])])
+    out = capsys.readouterr().out
+    assert code == 1  # a host is not up
+    lines = out.splitlines()
+    assert lines[0].startswith("fleet from 3 endpoints · 3 hosts: 2 up, 1 unreachable · 9 devices")
+    row = next(line for line in lines if line.startswith(down))
+    assert "unreachable" in row and "connection refused" in row
+    assert sum(1 for line in lines if "NVIDIA H100 80GB HBM3" in line) == 8
+    assert any(line.startswith("node-b") and "AMD Instinct MI300X" in line for line in lines)
+    assert "up (replayed)" in out  # a replayed endpoint is never passed off as hardware
+
+
+def test_fleet_json_and_drill_down(two_nodes, capsys):
+    assert main(["fleet", "--hosts", ",".join(two_nodes), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["summary"] == {"hosts": 2, "up": 2, "stale": 0, "unreachable": 0, "devices": 9}
+    a = next(h for h in doc["hosts"] if h["host"] == "node-a")
+    gpu = a["devices"][3]
+    assert gpu["id"] == "nvidia:3" and gpu["uuid"].startswith("GPU-") and gpu["sources"] == ["gpudash"]
+    assert 0 <= gpu["utilization_ratio"] <= 1 and gpu["memory_total_bytes"] == 85520809984
+    assert gpu["amp_dtype"] == "bfloat16"
+    assert main(["fleet", "--hosts", ",".join(two_nodes), "--host", "node-b"]) == 0
+    detail = capsys.readouterr().out
+    assert detail.startswith("node-b: up (replayed)") and "AMD Instinct MI300X" in detail and "gpudash" in detail
+    assert main(["fleet", "--hosts", ",".join(two_nodes), "--host", "node-z"]) == 1
+    assert "--host node-z: not in the fleet (hosts: node-a, node-b)" in capsys.readouterr().err
+
+
+def test_a_slow_host_is_dropped_from_the_round_not_waited_for(two_nodes):
+    with exposition_server("", delay_s=5.0) as (slow, _):
+        targets = targets_from([*two_nodes, hostport(slow)])
+        scraper = Scraper(targets, timeout_s=1.0, stale_after_s=10)
+        try:
+            t0 = time.monotonic()
+            fleet = scraper.round()
+            took = time.monotonic() - t0
+            assert took < 2.0, took  # the round's deadline, not the slow host's 5 s
+            assert fleet.dropped == [hostport(slow)]
+            slow_host = fleet.host(hostport(slow))
+            assert slow_host.status == "unreachable" and "dropped from this round" in slow_host.error
+            assert {h.name: h.status for h in fleet.hosts if h.name.startswith("node")} == {
+                "node-a": "up",
+                "node-b": "up",
+            }
+            t0 = time.monotonic()
+            again = scraper.round()  # the slow request is still out: not sent twice, not waited for
+            assert time.monotonic() - t0 < 2.0 and again.dropped == [hostport(slow)]
+        finally:
+            scraper.close()
+
+
+def test_a_host_that_goes_away_turns_stale_then_unreachable(tmp_path):
+    page = {"text": dcgm_page(DGX, "node-c")}
+    with exposition_server(lambda path: page["text"]) as (url, _):
+        scraper = Scraper(targets_from([hostport(url)]), timeout_s=1.0, stale_after_s=1.5)
+        try:
+            first = scraper.round().hosts[0]
+            assert (first.name, first.status, len(first.devices)) == ("node-c", "up", 8)
+            page["text"] = 'DCGM_FI_DEV_GPU_UTIL{gpu="0" 5\n'  # a broken page
+            second = scraper.round().hosts[0]
+            assert second.status == "stale" and "not a Prometheus metrics page" in second.error
+            assert len(second.devices) == 8  # the last values, marked stale
+            time.sleep(1.6)
+            third = scraper.round().hosts[0]
+            assert (third.name, third.status, third.devices) == ("node-c", "unreachable", [])
+        finally:
+            scraper.close()
+
+
+def test_dcgm_and_gpudash_series_of_one_host_merge_on_uuid(two_nodes):
+    """node-a runs dcgm-exporter and gpudash serve: one host, eight GPUs, dcgm's readings, gpudash's verdicts."""
+    with exposition_server(dcgm_page(DGX, "node-a", util=88.0)) as (dcgm, _):
+        fleet, _ = action.one_round(action.spec_from(defaults(), hosts=[two_nodes[0], hostport(dcgm)]))
+    (host,) = fleet.hosts
+    assert host.name == "node-a" and host.status == "up" and len(host.targets) == 2
+    assert len(host.devices) == 8
+    gpu = host.devices[0]
+    assert gpu.sources == ["gpudash", "dcgm"] or gpu.sources == ["dcgm", "gpudash"]
+    assert gpu.utilization_ratio == pytest.approx(0.88)  # the vendor exporter's reading wins
+    assert gpu.memory_used_bytes == 40960 * 2**20
+    assert gpu.memory_total_bytes == (40960 + 40000 + 595) * 2**20  # used + free + reserved, MiB -> bytes
+    assert gpu.amp_dtype == "bfloat16"  # only gpudash knows this
+
+
+def test_at_most_the_concurrency_limit_is_in_flight():
+    with exposition_server(lambda path: dcgm_page(DGX, path.split("/")[2].split("?")[0]), delay_s=0.05) as (url, stats):
+        targets = targets_from([f"{url}/metrics/h{i}" for i in range(40)])
+        scraper = Scraper(targets, concurrency=8, timeout_s=10)
+        try:
+            fleet = scraper.round()
+        finally:
+            scraper.close()
+    assert stats["requests"] == 40 and stats["most"] <= 8
+    assert len(fleet.hosts) == 40 and all(h.status == "up" for h in fleet.hosts)
+
+
+@pytest.mark.parametrize(
+    ("text", "url"),
+    [
+        ("node1", "http://node1:9483/metrics"),
+        ("node1:9400", "http://node1:9400/metrics"),
+        ("https://node1:9483", "https://node1:9483/metrics"),
+        ("http://10.0.0.5:5000/metrics", "http://10.0.0.5:5000/metrics"),
+        ("[::1]:9483", "http://[::1]:9483/metrics"),
+    ],
+)
+def test_targets_as_users_write_them(text, url):
+    assert parse_target(text, "--hosts").url == url
+
+
+def test_hostfile_comments_duplicates_and_errors(tmp_path):
+    hostfile = tmp_path / "hosts"
+    hostfile.write_text("# lab\nnode1:9483   # the big one\n\nnode2\nnode1:9483\n")
+    assert [t.label for t in targets_from(["node3"], str(hostfile))] == ["node3", "node1:9483", "node2"]
+    hostfile.write_text("node1\nftp://node2\n")
+    with pytest.raises(UsageError, match=r"hosts:2: 'ftp://node2': expected HOST\[:PORT\]"):
+        targets_from([], str(hostfile))
+    with pytest.raises(UsageError, match="at most 1000"):
+        targets_from([",".join(f"n{i}" for i in range(1001))])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fleet"], "no fleet to show: pass --prometheus URL, --hosts"),
+        (["fleet", "--hosts", "a", "--concurrency", "500"], "--concurrency: expected 1 to 128"),
+        (["fleet", "--hostfile", "/no/such/file"], "/no/such/file: hostfile not found"),
+        (["fleet", "--prometheus", "ftp://x"], "--prometheus: 'ftp://x': expected HOST[:PORT]"),
+    ],
+)
+def test_bad_fleet_options_give_one_line_and_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_label_sets_are_parsed_by_prometheus_client_once_and_exactly():
+    from gpudash.fleet.exposition import LabelCache, parse
+
+    cache = LabelCache(limit=2)
+    tricky = 'gpudash_device_info{device_key="cpu:0",name="odd } name \\"quoted\\" \\\\ back"} 1 1700000000000\n'
+    plain = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 97\nDCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1"} +Inf\n'
+    ((name, labels, value),) = parse(tricky, cache=cache)
+    assert (name, value) == ("gpudash_device_info", 1.0)
+    assert labels == {"device_key": "cpu:0", "name": 'odd } name "quoted" \\ back'}
+    util, temp = parse(plain, cache=cache)
+    assert util[1] is temp[1] and util[2] == 97.0 and temp[2] == float("inf")  # one label set, parsed once
+    with pytest.raises(ValueError):
+        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0 97\n', cache=LabelCache())
+    with pytest.raises(ValueError):
+        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0"}\n', cache=LabelCache())
+
+
+def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_1(capsys):
+    url = f"http://127.0.0.1:{free_port()}"
+    assert main(["fleet", "--prometheus", url, "--timeout", "2"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"gpudash: error: Prometheus at {url}: connection refused"

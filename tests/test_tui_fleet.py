@@ -1,0 +1,58 @@
+"""The dashboard's Fleet tab under Pilot, over real local endpoints: rows per host and GPU, the host that is
+down with its error, Enter to drill down, Escape to come back."""
+
+from __future__ import annotations
+
+import pytest
+from servers import DGX, REPO, free_port, gpudash_serve
+from textual.widgets import DataTable
+from tui_helpers import no_torch, screen_text, wait_until
+
+from gpudash.config import defaults
+from gpudash.devices import discover
+from gpudash.tui.app import create_app
+
+pytestmark = pytest.mark.light
+SIZE = (170, 50)
+
+
+def hostport(url: str) -> str:
+    return url.split("://")[1].split("/")[0]
+
+
+async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
+    down = f"127.0.0.1:{free_port()}"
+    with (
+        gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _),
+        gpudash_serve("--replay", str(REPO / "examples/snapshots/mi300x.json"), "--hostname", "node-b") as (b, _),
+    ):
+        config = defaults()
+        config["fleet"]["hosts"] = [hostport(a), hostport(b), down]
+        config["fleet"]["timeout_s"] = 2.0
+        app = create_app(discover(replay=str(DGX)), config, add_torch_view=no_torch)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f")
+            await wait_until(pilot, lambda: "3 hosts: 2 up, 1 unreachable" in screen_text(app), timeout=20)
+            text = screen_text(app)
+            assert "node-a" in text and "node-b" in text and "AMD Instinct MI300X" in text
+            assert f"{down}: connection refused" in text
+            table = app.query_one("#fleet-table", DataTable)
+            assert table.row_count == 8 + 1 + 1
+            table.focus()
+            await pilot.press("enter")  # the cursor is on the first row: the unreachable host
+            await wait_until(pilot, lambda: "showing 127.0.0.1" in screen_text(app), timeout=10)
+            assert "error: " in screen_text(app) and table.row_count == 1
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: table.row_count == 10, timeout=10)
+            table.move_cursor(row=1)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: "node-a: up (replayed)" in screen_text(app), timeout=10)
+            assert table.row_count == 8
+            await wait_until(pilot, lambda: "nvidia:0 utilisation, last" in screen_text(app), timeout=15)
+
+
+async def test_fleet_tab_without_a_fleet_says_how_to_configure_one():
+    app = create_app(discover(replay=str(DGX)), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        await wait_until(pilot, lambda: "No fleet configured" in screen_text(app), timeout=10)
