@@ -385,3 +385,27 @@ def test_preset_peaks_are_never_blanked_by_the_live_estimates():
     # without the preset the same figures beat this CPU's estimates, which are then not shown
     plain = assemble(CPU, jobs, results, list(rates), {}, "quick", 2.0, None, "2026-01-01T00:00:00+0000", 1)
     assert plain.matrix.results["fp32"].efficiency is None
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("precision_matrix", "speedup_vs_fp32"), None),
+        (("precision_matrix", "speedup_vs_fp32"), True),
+        (("precision_matrix", "peak_gflops_by_precision"), ["fp32"]),
+        (("operation_profiles", "matmul_1024_large", "precision_results", "fp32", "measured_gflops"), "fast"),
+    ],
+)
+def test_a_calibration_layout_profile_with_a_wrong_type_is_one_line(tmp_path, capsys, where, value):
+    """The calibration layout is not checked by gpudash's schema (it lacks what gpudash writes), but once filled
+    in, its fields are: a wrong type is one line naming the field and exit 2, never a traceback."""
+    broken = json.loads(json.dumps(SEED_PROFILE))
+    node = broken
+    for key in where[:-1]:
+        node = node[key]
+    node[where[-1]] = value
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    assert main(["bench", "--load", str(path)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{path}: damaged profile:" in err and where[-1] in err

@@ -113,8 +113,9 @@ def _calibration_layout(data: dict[str, Any]) -> bool:
 
 def load_profile(path) -> CalibrationProfile:
     """Read a profile (gpudash's, the calibration document's layout, or one older than its precision matrix);
-    any problem is one line naming the file (and the field): a regular file of bounded size, strict JSON, and for
-    a profile gpudash wrote, its contract (gpudash/contracts/profile.schema.json) and every field's type and range."""
+    any problem is one line naming the file (and the field): a regular file of bounded size, strict JSON, and its
+    contract (gpudash/contracts/profile.schema.json) when gpudash wrote it, and every field's type and range
+    in any layout."""
     text = read_user_file(path, "profile", UsageError)
     try:
         data = strict_json.loads(text)
@@ -141,10 +142,11 @@ def load_profile(path) -> CalibrationProfile:
     for problem in problems("profile", data) if current else ():
         raise UsageError(f"{path}: damaged profile: {problem}")
     try:
-        if current:
-            profile = build(CalibrationProfile, data, "")
-        else:  # another layout: its strings were cleaned while parsing; what it leaves out is filled in below
-            profile = CalibrationProfile.from_dict(data)
+        # Every field's type and range is checked, whatever the layout; what another layout leaves out is
+        # filled in below, from what it holds.
+        if "precision_matrix" not in data:  # older than the matrix: an empty one, filled in by complete()
+            data = {**data, "precision_matrix": {"hardware_name": data["metadata"]["hardware_name"]}}
+        profile = build(CalibrationProfile, data, "")
         if "gpudash_version" not in data["metadata"]:  # not written by gpudash: do not claim this version wrote it
             profile.metadata.gpudash_version = "not recorded"
         complete(profile)
