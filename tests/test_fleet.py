@@ -60,7 +60,7 @@ def test_fleet_json_and_drill_down(two_nodes, capsys):
     assert main(["fleet", "--hosts", ",".join(two_nodes), "--host", "node-b"]) == 0
     detail = capsys.readouterr().out
     assert detail.startswith("node-b: up (replayed)") and "AMD Instinct MI300X" in detail and "gpudash" in detail
-    assert main(["fleet", "--hosts", ",".join(two_nodes), "--host", "node-z"]) == 1
+    assert main(["fleet", "--hosts", ",".join(two_nodes), "--host", "node-z"]) == 2  # bad argument
     assert "--host node-z: not in the fleet (hosts: node-a, node-b)" in capsys.readouterr().err
 
 
@@ -189,8 +189,8 @@ def test_label_sets_are_parsed_by_prometheus_client_once_and_exactly():
         parse('DCGM_FI_DEV_GPU_UTIL{gpu="0"}\n', cache=LabelCache())
 
 
-def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_1(capsys):
+def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_3(capsys):
     url = f"http://127.0.0.1:{free_port()}"
-    assert main(["fleet", "--prometheus", url, "--timeout", "2"]) == 1
+    assert main(["fleet", "--prometheus", url, "--timeout", "2"]) == 3  # could not do its job
     err = capsys.readouterr().err.strip()
     assert err == f"gpudash: error: Prometheus at {url}: connection refused"

@@ -8,7 +8,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gpudash.errors import GpudashError, UsageError
+from gpudash.errors import UsageError
 from gpudash.fleet.interval import refresh_interval
 from gpudash.fleet.model import UP, FleetRound, Host
 
@@ -99,7 +99,7 @@ def find_host(fleet: FleetRound, name: str) -> Host:
     host = fleet.host(name)
     if host is None:
         known = ", ".join(h.name for h in fleet.hosts[:20]) or "none"
-        raise GpudashError(f"--host {name}: not in the fleet (hosts: {known})")
+        raise UsageError(f"--host {name}: not in the fleet (hosts: {known})")
     return host
 
 

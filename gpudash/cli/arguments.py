@@ -50,13 +50,13 @@ def precision_list(text: str | Iterable[str] | None, option: str = "--precisions
     if text is None:
         return None
     parts = [text] if isinstance(text, str) else list(text)
-    names = [p.strip().lower() for part in parts for p in part.split(",") if p.strip()]
-    if not names:
+    given = [p.strip() for part in parts for p in part.split(",") if p.strip()]
+    if not given:
         raise UsageError(f"{option}: expected a comma-separated list, e.g. fp32,bf16")
-    unknown = [p for p in names if p not in PRECISIONS]
-    if unknown:
+    unknown = [p for p in given if p.lower() not in PRECISIONS]
+    if unknown:  # named as the user typed it (shown safely by the one-line error)
         raise UsageError(f"{option}: unknown precision '{unknown[0]}' (choose from {', '.join(PRECISIONS)})")
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys(p.lower() for p in given))
 
 
 def say(message: str) -> None:
