@@ -25,7 +25,7 @@ from gpudash.fileio import atomic_write_text
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.recommend import Facts, Settings, decisions, recommend
 from gpudash.recommend.facts import BatchTrial, check_as_dict
-from gpudash.recommend.machine_facts import add_remembered, machine_facts
+from gpudash.recommend.machine_facts import add_remembered, available_memory, machine_facts
 from gpudash.recommend.model_spec import analytic_memory, describe, model_spec, traced_memory
 from gpudash.render.export import render
 
@@ -68,23 +68,12 @@ def _quiet(_: str) -> None:
     pass
 
 
-def _available_memory(machine: Machine, device: DeviceInfo) -> int | None:
-    """Free device memory right now (live machines only: a snapshot's samples are not this moment)."""
-    if machine.replayed:
-        return None
-    sample = machine.sample(device)
-    total = sample.memory_total_bytes or device.memory_total_bytes
-    if total and sample.memory_used_bytes is not None:
-        return max(0, total - sample.memory_used_bytes)
-    return None
-
-
 def base_facts(machine: Machine, device: DeviceInfo, config: dict[str, Any], bench: str) -> Facts:
     return machine_facts(
         machine,
         device,
         config=config,
-        memory_available_bytes=_available_memory(machine, device),
+        memory_available_bytes=available_memory(machine, device),
         bench_mode=bench,
         generated=now_iso(),
         gpudash_version=__version__,

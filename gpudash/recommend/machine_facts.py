@@ -27,6 +27,17 @@ def host_cores(machine: Machine) -> int | None:
     return cpu.logical_cores if cpu is not None else None
 
 
+def available_memory(machine: Machine, device: DeviceInfo) -> int | None:
+    """Free device memory right now (live machines only: a snapshot's samples are not this moment)."""
+    if machine.replayed:
+        return None
+    sample = machine.sample(device)
+    total = sample.memory_total_bytes or device.memory_total_bytes
+    if total and sample.memory_used_bytes is not None:
+        return max(0, total - sample.memory_used_bytes)
+    return None
+
+
 def machine_facts(machine: Machine, device: DeviceInfo, **kwargs: Any) -> Facts:
     """Facts for `device` of `machine`: replayed or live, its runtime and host cores, and anything given."""
     kwargs.setdefault("host_logical_cores", host_cores(machine))

@@ -1,6 +1,6 @@
 """The device a run-time helper answers for, and the recommender's facts about it: live or replayed.
 
-Facts are built the way `gpudash export` builds them (gpudash.actions.export.base_facts): the device and its
+Facts are built as `gpudash export` builds them, by gpudash.recommend.machine_facts: the device and its
 architecture, the machine's runtime, the config, the host's cores, the free device memory on a live machine.
 The export runs probes, benchmarks and checks before deciding; a run-time helper runs none of them unless
 asked (`checks=True`), so its answers are the export's `--bench none` answers, plus any check results given.
@@ -15,7 +15,8 @@ from typing import Any
 
 from gpudash.devices import Machine, discover, replay_path
 from gpudash.models import DeviceInfo
-from gpudash.recommend import Facts, facts_for
+from gpudash.recommend import Facts
+from gpudash.recommend.machine_facts import available_memory, machine_facts
 
 _machines: dict[str | None, Machine] = {}
 _targets: dict[tuple[str, str | None, bool], Target] = {}
@@ -74,16 +75,6 @@ def torch_device_of(found: Machine, device: DeviceInfo) -> str | None:
     return f"cuda:{device.index}" if found.replayed else None  # live but torch does not see it
 
 
-def _free_memory(found: Machine, device: DeviceInfo) -> int | None:
-    if found.replayed:
-        return None
-    sample = found.sample(device)
-    total = sample.memory_total_bytes or device.memory_total_bytes
-    if total and sample.memory_used_bytes is not None:
-        return max(0, total - sample.memory_used_bytes)
-    return None
-
-
 def run_checks_for(found: Machine, device: DeviceInfo, config: dict[str, Any]) -> list[Any]:
     """Every plugin check on this device, each in a child process (the export's checks step)."""
     from gpudash.plugin_manager import run_checks
@@ -104,16 +95,12 @@ def resolve(
     config = load_config() if config is None else config
     if checks is True:
         checks = run_checks_for(found, dev, config)
-    facts = facts_for(
+    facts = machine_facts(
+        found,
         dev,
-        replayed=found.replayed,
-        source=found.label,
-        runtime=found.runtime,
         config=config,
         checks=None if checks is None or checks is False else list(checks),
-        host_logical_cores=next((d.logical_cores for d in found.devices if d.vendor == "cpu"), None),
-        accelerators_on_host=sum(1 for d in found.devices if d.vendor != "cpu"),
-        memory_available_bytes=_free_memory(found, dev),
+        memory_available_bytes=available_memory(found, dev),
         bench_mode="none",
     )
     return Target(found, dev, facts, torch_device_of(found, dev))
