@@ -216,7 +216,7 @@ def test_colour_marks_load_and_stays_out_of_alignment():
 
 def test_small_pieces():
     assert key_ranges([{"vendor": "nvidia", "index": i} for i in (0, 1, 2, 5, 7, 6)]) == "nvidia:0-2,5-7"
-    assert (elapsed(65), elapsed(3 * 3600 + 5), elapsed(4 * 86400 + 3600)) == ("01:05", "3:00:05", "4d 01h")
+    assert (elapsed(65), elapsed(3 * 3600 + 5), elapsed(4 * 86400 + 3600)) == ("1:05", "3:00:05", "4d 01h")
 
 
 def test_text_from_a_driver_or_a_snapshot_cannot_drive_the_terminal(tmp_path, capsys):

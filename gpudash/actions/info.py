@@ -23,19 +23,14 @@ def info(
 
     machine = session.machine(include_torch=bool(include_torch))
     if include_torch is None and not machine.replayed and machine.runtime.torch is None:
-        from gpudash.devices import add_torch_view
-        from gpudash.devices.gpu_presence import installed_torch_runtime, torch_could_see_gpus
+        from gpudash.devices import add_torch_versions, add_torch_view
 
-        if not any(d.vendor != "cpu" for d in machine.devices + machine.hidden) and torch_could_see_gpus():
-            add_torch_view(machine)
+        if any(d.vendor != "cpu" for d in machine.devices + machine.hidden):
+            add_torch_versions(machine)  # the vendor libraries saw the GPUs: torch's versions are enough
         else:
-            installed = installed_torch_runtime()
-            if installed is not None:
-                machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = (
-                    installed.torch,
-                    installed.cuda,
-                    installed.hip,
-                )
+            add_torch_view(
+                machine
+            )  # torch's view is the only one there can be (it imports torch only if a GPU node exists)
     document = info_json(machine, with_samples=with_samples)
     if not redact:
         return document

@@ -125,6 +125,16 @@ def _live(include_torch: bool) -> Machine:
     return machine
 
 
+def add_torch_versions(machine: Machine) -> bool:
+    """torch's, CUDA's and HIP's versions as torch's installed files give them, without importing torch;
+    False when torch is not installed."""
+    installed = installed_torch_runtime()
+    if installed is None:
+        return False
+    machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = installed.torch, installed.cuda, installed.hip
+    return True
+
+
 def add_torch_view(machine: Machine, torch=None) -> None:
     """Merge torch's GPU view into a live machine (no-op on a replayed one).
 
@@ -133,15 +143,8 @@ def add_torch_view(machine: Machine, torch=None) -> None:
     """
     if machine.replayed:
         return
-    if torch is None and not torch_could_see_gpus():
-        installed = installed_torch_runtime()
-        if installed is not None:
-            machine.runtime.torch, machine.runtime.cuda, machine.runtime.hip = (
-                installed.torch,
-                installed.cuda,
-                installed.hip,
-            )
-            return
+    if torch is None and not torch_could_see_gpus() and add_torch_versions(machine):
+        return
     from gpudash.devices.torch_view import TorchView
 
     try:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gpudash.plain_text import one_line
+from gpudash.render.monitor import elapsed
 from gpudash.render.style import BOLD, CYAN, DIM, RED, YELLOW, Style, load_color
 
 NA = "n/a"
@@ -358,19 +359,6 @@ def _process_cells(label: str, proc: dict[str, Any]) -> list[Cell]:
         optional(proc.get("elapsed_s"), elapsed(proc.get("elapsed_s"))),
         optional(command, one_line(command or "", 1000)),
     ]
-
-
-def elapsed(seconds: float | None) -> str:
-    """'05:07', '3:05:07', or '4d 01h' for long-running processes."""
-    if seconds is None:
-        return NA
-    total = int(seconds)
-    days, rest = divmod(total, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours:02d}h"
-    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
 
 
 # --- n/a reasons -------------------------------------------------------------------------------------------
