@@ -5,7 +5,7 @@ Each row: (tool, vendor, name, cc or gfx spelling, family, peaks) where peaks is
   "partial"    a named part of which only some figures were confirmed (docs/peak-sources.md): those figures, and
                possibly no bandwidth or no compute figure;
   "ambiguous"  the name covers several products: candidates, never one product's figures;
-  "none"       no datasheet row (laptop parts, workstation cards, generic APU names, and parts whose vendor figures
+  "none"       no datasheet row (laptop parts, most workstation cards, generic APU names, and parts whose vendor figures
                could not be confirmed): only a formula with the device's own SM/CU count and clock, which these
                name-only rows do not have.
 Tools: nvidia-smi --query-gpu=name,compute_cap; torch.cuda.get_device_properties(i).name / .gcnArchName;
@@ -61,21 +61,21 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "NVIDIA GeForce RTX 5090 Laptop GPU", "12.0", "Blackwell", "none"),
     (TORCH, "nvidia", "NVIDIA GeForce RTX 4090", "8.9", "Ada", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4090 D", "8.9", "Ada", "partial"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 4080 SUPER", "8.9", "Ada", "none"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 4070 Ti SUPER", "8.9", "Ada", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4080 SUPER", "8.9", "Ada", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4070 Ti SUPER", "8.9", "Ada", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4060 Ti", "8.9", "Ada", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4090 Laptop GPU", "8.9", "Ada", "none"),
     (TORCH, "nvidia", "NVIDIA GeForce RTX 3090", "8.6", "Ampere", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 3090 Ti", "8.6", "Ampere", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 3090 Ti", "8.6", "Ampere", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 3080", "8.6", "Ampere", "spec"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 3060", "8.6", "Ampere", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 3060", "8.6", "Ampere", "partial"),  # no bandwidth: 12 GB and 8 GB cards
     (SMI, "nvidia", "NVIDIA GeForce RTX 3060 Laptop GPU", "8.6", "Ampere", "none"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 2080 Ti", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1660 SUPER", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1650", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1080 Ti", "6.1", "Pascal", "none"),
-    (SMI, "nvidia", "NVIDIA RTX A6000", "8.6", "Ampere", "none"),
-    (SMI, "nvidia", "NVIDIA RTX 6000 Ada Generation", "8.9", "Ada", "none"),
+    (SMI, "nvidia", "NVIDIA RTX A6000", "8.6", "Ampere", "partial"),  # fp32 and bandwidth only
+    (SMI, "nvidia", "NVIDIA RTX 6000 Ada Generation", "8.9", "Ada", "partial"),
     (SMI, "nvidia", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", "Blackwell", "none"),
     # AMD Instinct
     (ROCMINFO, "amd", "AMD Instinct MI300X", "gfx942", "CDNA3", "spec"),
@@ -107,6 +107,6 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (ROCMINFO, "amd", "AMD Radeon RX 6900 XT", "gfx1030", "RDNA2", "spec"),
     (ROCMSMI, "amd", "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]", "gfx1010", "RDNA1", "ambiguous"),
     (TORCH, "amd", "AMD Radeon RX 5600 XT", "gfx1010", "RDNA1", "spec"),
-    (AMDSMI, "amd", "Radeon 8060S Graphics", "gfx1151", "RDNA3.5", "none"),
+    (AMDSMI, "amd", "Radeon 8060S Graphics", "gfx1151", "RDNA3.5", "spec"),
     (ROCMINFO, "amd", "AMD Radeon Graphics", "gfx1151", "RDNA3.5", "none"),
 ]

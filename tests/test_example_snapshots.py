@@ -197,11 +197,13 @@ def test_dgx_snapshot_is_eight_distinct_gpus():
     [
         ("h100-80gb.json", "bf16", "spec"),  # named part: the table wins over 132 SM x 1980 MHz
         ("a100-80gb.json", "tf32", "spec"),
-        # no table row (its vendor figures were not confirmed, docs/peak-sources.md): the snapshot's SMs x clock
-        ("rtx-3060.json", "bf16", "estimated"),
+        # the vendor's SM/CU count and clock (docs/peak-sources.md) x the architecture rate, not the snapshot's own
+        ("rtx-3060.json", "bf16", "spec-derived"),
         ("mi300x.json", "fp8_e4m3", "spec"),
         ("rx-5600-xt.json", "fp32", "spec"),
-        ("strix-halo-8060s.json", "bf16", "estimated"),  # likewise no table row: the snapshot's CUs x clock
+        ("strix-halo-8060s.json", "bf16", "spec-derived"),
+        ("dgx-h100-8gpu.json", "bf16", "spec"),
+        ("dgx2-v100-16gpu.json", "fp32", "estimated"),  # V100-SXM3: no table row, the snapshot's SMs x clock
     ],
 )
 def test_snapshot_devices_get_peaks(name, precision, provenance):

@@ -48,6 +48,14 @@ NAMES = {
     "NVIDIA Jetson AGX Orin 64GB": ("nvidia", "NVIDIA Jetson AGX Orin 64GB", "8.7"),
     "NVIDIA Jetson AGX Orin 32GB": ("nvidia", "NVIDIA Jetson AGX Orin 32GB", "8.7"),
     "NVIDIA Jetson Orin NX 16GB": ("nvidia", "NVIDIA Jetson Orin NX 16GB", "8.7"),
+    "NVIDIA Jetson Orin NX 8GB": ("nvidia", "NVIDIA Jetson Orin NX 8GB", "8.7"),
+    "NVIDIA GB300": ("nvidia", "NVIDIA GB300", "10.3"),
+    "NVIDIA RTX A6000": ("nvidia", "NVIDIA RTX A6000", "8.6"),
+    "NVIDIA RTX A4000": ("nvidia", "NVIDIA RTX A4000", "8.6"),
+    "NVIDIA RTX 6000 Ada Generation": ("nvidia", "NVIDIA RTX 6000 Ada Generation", "8.9"),
+    "AMD Radeon Instinct MI50": ("amd", "AMD Radeon Instinct MI50", "gfx906"),
+    "AMD Radeon Instinct MI60": ("amd", "AMD Radeon Instinct MI60", "gfx906"),
+    "AMD Radeon 8060S": ("amd", "AMD Radeon 8060S Graphics", "gfx1151"),
     "AMD Instinct MI100": ("amd", "AMD Instinct MI100", "gfx908"),
     "AMD Instinct MI210": ("amd", "AMD Instinct MI210", "gfx90a"),
     "AMD Instinct MI250 (one GCD)": ("amd", "AMD Instinct MI250", "gfx90a"),
@@ -127,6 +135,9 @@ def test_no_source_in_the_knowledge_package_points_outside_the_repo():
         ("AMD Instinct MI300A", "gfx942", "bf16", 980.6),
         ("AMD Instinct MI100", "gfx908", "bf16", 92.3),  # half the fp16 rate on CDNA1
         ("AMD Radeon RX 7900 XTX", "gfx1100", "fp16", 123.0),  # AMD's "FP16 Matrix" figure
+        ("NVIDIA RTX 6000 Ada Generation", "8.9", "fp8_e4m3", 728.5),  # 1457.0 "effective FP8" with sparsity
+        ("NVIDIA GB300", "10.3", "fp4", 15000.0),  # the NVL72 rack's 1,080 PF dense over its 72 GPUs
+        ("AMD Radeon Instinct MI60", "gfx906", "fp16", 29.5),  # AMD's launch figure
     ],
 )
 def test_datasheet_figures_are_dense(name, arch_id, precision, tflops):
@@ -146,6 +157,12 @@ def test_datasheet_figures_are_dense(name, arch_id, precision, tflops):
         ("AMD Radeon RX 9070 XT", "gfx1201", "fp32", 48.7),
         # AMD's 123 TFLOPS fp16 for the RX 7900 XTX against WMMA bf16 at 96 CU x 2500 MHz x 512
         ("AMD Radeon RX 7900 XTX", "gfx1100", "bf16", 123.0),
+        # NVIDIA's "40 shader TFLOPS" for the RTX 3090 Ti against 84 SM x 1860 MHz x 256
+        ("NVIDIA GeForce RTX 3090 Ti", "8.6", "fp32", 40.0),
+        # NVIDIA's "780 Tensor-TFLOPs" (sparse) for the RTX 4080 / 2 against int8 at 76 SM x 2505 MHz x 2048
+        ("NVIDIA GeForce RTX 4080", "8.9", "int8", 780 / 2),
+        # the 35.5 TFLOPS fp32 NVIDIA gave for the RTX 4070 SUPER against 56 SM x 2475 MHz x 256
+        ("NVIDIA GeForce RTX 4070 SUPER", "8.9", "fp32", 35.5),
     ],
 )
 def test_spec_derived_figures_reproduce_the_vendors_headline_numbers(name, arch_id, precision, vendor_figure_tflops):
@@ -175,21 +192,34 @@ def test_laptop_parts_never_get_desktop_figures(name):
 @pytest.mark.parametrize(
     ("name", "label"),
     [
-        # no row (figures not confirmed): the name must not fall to a sibling's row
-        ("NVIDIA GeForce RTX 4070 Ti SUPER", None),
-        ("NVIDIA GeForce RTX 4070 Ti", None),
-        ("NVIDIA GeForce RTX 4070 SUPER", None),
+        ("NVIDIA GeForce RTX 4070 Ti SUPER", "NVIDIA GeForce RTX 4070 Ti SUPER"),
+        ("NVIDIA GeForce RTX 4070 Ti", "NVIDIA GeForce RTX 4070 Ti"),
+        ("NVIDIA GeForce RTX 4070 SUPER", "NVIDIA GeForce RTX 4070 SUPER"),
         ("NVIDIA GeForce RTX 4070", "NVIDIA GeForce RTX 4070"),
+        ("NVIDIA GeForce RTX 4080 SUPER", "NVIDIA GeForce RTX 4080 SUPER"),
+        ("NVIDIA GeForce RTX 4080", "NVIDIA GeForce RTX 4080"),
+        ("NVIDIA GeForce RTX 3060 Ti", "NVIDIA GeForce RTX 3060 Ti"),
+        # no row (figures not confirmed): the name must not fall to a sibling's row
+        ("NVIDIA GeForce RTX 3080 Ti", None),
+        ("NVIDIA GeForce RTX 3070 Ti", None),
         ("NVIDIA GeForce RTX 4090 D", "NVIDIA GeForce RTX 4090 D"),
         ("NVIDIA GeForce RTX 5090 D", "NVIDIA GeForce RTX 5090 D"),
         ("NVIDIA GeForce RTX 5090 D v2", None),  # 384-bit bus: not the 5090 D's 1792 GB/s
         ("AMD Radeon RX 7900 XT", "AMD Radeon RX 7900 XT"),
+        ("AMD Radeon RX 7900 GRE", "AMD Radeon RX 7900 GRE"),
         ("AMD Radeon RX 7600 XT", "AMD Radeon RX 7600 XT"),
-        ("AMD Radeon RX 7600", None),
+        ("AMD Radeon RX 7600", "AMD Radeon RX 7600"),
+        # workstation and datacenter neighbours: a laptop part, the Turing Quadro RTX 6000, an MI50 32GB (its figures
+        # were not confirmed) and Blackwell's B300 never take a row that is not theirs
+        ("NVIDIA RTX A4000 Laptop GPU", None),
+        ("Quadro RTX 6000", None),
+        ("Vega 20 [Radeon Pro VII/Radeon Instinct MI50 32GB]", None),
+        ("NVIDIA GB300", "NVIDIA GB300"),
+        ("NVIDIA B300 SXM6 AC", "NVIDIA B300"),
     ],
 )
 def test_suffixes_select_the_right_row(name, label):
-    part = match_parts(device("amd" if "AMD" in name else "nvidia", name)).part
+    part = match_parts(device("amd" if re.search(r"AMD|Radeon", name) else "nvidia", name)).part
     assert (part.label if part else None) == label
 
 
@@ -238,7 +268,7 @@ def test_gh200_480gb_does_not_say_which_hbm():
 
 def test_jetson_orin_torch_name_covers_every_module():
     dev = device("nvidia", "Orin", "8.7")
-    assert len(match_parts(dev).candidates) == 3
+    assert len(match_parts(dev).candidates) == 4
     assert peaks_for(dev) == {} and peak_memory_bandwidth_gbps(dev) is None
 
 

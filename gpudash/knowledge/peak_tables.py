@@ -80,6 +80,8 @@ _BLACKWELL_DS = "https://nvdam.widen.net/s/wwnsxrhm2w/blackwell-datasheet-338470
 _HGX = f"{_NV}/hgx/"
 _B300_TABLE = "https://glennklockwood.com/garden/processors/B300"
 _JETSON = "https://developer.nvidia.com/embedded/jetson-modules"
+_GB300 = f"{_NV}/gb300-nvl72/"
+_GB300_TABLE = "https://verda.com/blog/gb300-nvl72-architecture"
 
 # A100: the datasheet prints the dense figure and the sparse one side by side; the dense column is used.
 _A100_C = {"fp64": 19.5, "fp32": 19.5, "tf32": 156.0, "fp16": 312.0, "bf16": 312.0, "int8": 624.0}
@@ -284,11 +286,35 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         8000.0,
         note="per GPU: HGX B300 (8 GPUs) totals / 8; fp4 and int8 left out (no per-GPU datasheet figure confirmed)",
     ),
-    # Jetson Orin: a torch name of "Orin" covers every module. Only the module bandwidths were confirmed (the GPU
-    # SM counts and clocks were not, and the Orin Nano / Orin NX 8GB rows had no confirmed figure left).
-    Part("NVIDIA Jetson AGX Orin 64GB", "nvidia", r"\bagx orin\b.*\b64gb\b", _JETSON, {}, 204.8, group="Orin"),
+    # GB300: NVIDIA publishes rack totals (GB300 NVL72: 1,080 PF dense fp4, 720 PF sparse fp8, 576 TB/s) for 72
+    # GPUs; these are the per-GPU dense figures. Its fp32, fp64 and int8 figures were not confirmed.
+    Part(
+        "NVIDIA GB300",
+        "nvidia",
+        r"\bgb300\b",
+        f"{_GB300} (per-GPU figures as tabulated at {_GB300_TABLE})",
+        {"tf32": 1250.0, "fp16": 2500.0, "bf16": 2500.0, **_fp8(5000.0), "fp4": 15000.0},
+        8000.0,
+        note="per GPU: the GB300 NVL72 rack figures / 72",
+    ),
+    # Jetson Orin: a torch name of "Orin" covers every module. The Orin NX and Orin Nano GPU clocks depend on the
+    # power mode (JetPack 6.2's "Super" modes raise them, and the Orin Nano's memory clock too), so those rows carry
+    # no SM count and clock; the AGX Orin 64GB's 2048 cores (16 SMs) at 1.3 GHz are one figure.
+    Part(
+        "NVIDIA Jetson AGX Orin 64GB",
+        "nvidia",
+        r"\bagx orin\b.*\b64gb\b",
+        _JETSON,
+        {},
+        204.8,
+        "8.7",
+        16,
+        1300,
+        group="Orin",
+    ),
     Part("NVIDIA Jetson AGX Orin 32GB", "nvidia", r"\bagx orin\b.*\b32gb\b", _JETSON, {}, 204.8, group="Orin"),
     Part("NVIDIA Jetson Orin NX 16GB", "nvidia", r"\borin nx\b.*\b16gb\b", _JETSON, {}, 102.4, group="Orin"),
+    Part("NVIDIA Jetson Orin NX 8GB", "nvidia", r"\borin nx\b.*\b8gb\b", _JETSON, {}, 102.4, group="Orin"),
 )
 
 # --- NVIDIA GeForce (last three generations) ---------------------------------------------------------------------
@@ -304,6 +330,18 @@ _RTX50_NEWS = (
 )
 _RTX60_NEWS = "https://prepmusiclog.com/nvidia-rtx-5060-5060-ti-review-you-can-have-affordable-or-future-proof-pick-one"
 _NOT_LAPTOP = r"(?!.*\b(?:laptop|mobile|max q)\b)"
+_RTX3090TI = (
+    "https://www.tweaktown.com/news/84164/nvidia-geforce-rtx-3090-ti-full-specs-price-performance-details/index.html"
+)
+_RTX3060 = "https://techtaks.com/geforce-rtx-3060-nvidia-finally-details-the-specifications/"
+_RTX40_SUPER = (
+    "https://www.svethardware.cz/nvidia-geforce-rtx-4000-super-prichazi-vice-jader-vice-pameti-nebo-nizsi-cena/60300"
+)
+_RTX4070TI = "https://www.sweclockers.com/nyhet/35472-nvidia-avtacker-geforce-rtx-4070-ti-nytt-namn-och-lagre-pris"
+_RTX4070_LAUNCH = (
+    "https://www.zive.cz/clanky/prichazi-nejlevnejsi-a-nejuspornejsi-grafika-rady-ada-geforce-rtx-4070-je-optimalni-"
+    "pro-hrani-v-1440p/sc-3-a-221695/default.aspx"
+)
 
 
 def _rtx(model: str, variant: str = "") -> str:
@@ -325,8 +363,21 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
     # RTX 30 (GA10x). 3090: GA102 whitepaper Appendix A (1695 MHz, 936 GB/s, 35.6 fp32, 71 fp16 tensor fp32-acc).
     _geforce("3090", "", f"{_GA102_WP}; {_RTX30}", 82, 1695, 936.0, "8.6", published={"fp32": 35.6, "fp16": 71.0}),
     _geforce("3080", "", f"{_RTX30}; {_RTX30_NEWS}", 68, 1710, 760.0, "8.6", published={"fp32": 29.8}),
+    _geforce("3090", "ti", f"{_RTX30}; {_RTX3090TI}", 84, 1860, 1008.0, "8.6"),
     # 3070: NVIDIA's launch figure said 16 Gbps memory, shipping cards run 14 Gbps: no bandwidth kept
     _geforce("3070", "", f"{_RTX30}; {_RTX30_NEWS}", 46, 1730, None, "8.6"),
+    # 3060 Ti / 3060: NVIDIA's 1.67 / 1.78 GHz. No bandwidth: a GDDR6X 3060 Ti (608 GB/s) and an 8 GB 128-bit 3060
+    # (240 GB/s) carry the same names as the launch cards.
+    _geforce("3060", "ti", f"{_RTX30}; {_RTX3060}", 38, 1670, None, "8.6"),
+    _geforce(
+        "3060",
+        "",
+        f"{_RTX30}; {_RTX3060}; https://issuhub.com/view/index/32366?pageIndex=31 (PCWorld on NVIDIA's product page)",
+        28,
+        1780,
+        None,
+        "8.6",
+    ),
     # RTX 40 (AD10x). 4090: Ada whitepaper Appendix A.
     _geforce(
         "4090",
@@ -346,6 +397,22 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
         None,
         None,
         1008.0,
+        "8.9",
+    ),
+    _geforce("4080", "super", f"{_RTX40}; {_RTX40_SUPER}", 80, 2550, 736.0, "8.9"),
+    # 4080: the launch reports give 22.4, 22.5 and 23 Gbps memory (717, 720 and 736 GB/s): no bandwidth kept
+    _geforce("4080", "", f"{_RTX40}; {_RTX4070_LAUNCH}; {_RTX40_SUPER}", 76, 2505, None, "8.9"),
+    _geforce("4070", "ti super", f"{_RTX40}; {_RTX40_SUPER}", 66, 2610, 672.0, "8.9"),
+    # 4070 Ti: the card NVIDIA first announced as the RTX 4080 12GB
+    _geforce("4070", "ti", f"{_RTX40}; {_RTX4070TI}; {_RTX4070_LAUNCH}", 60, 2610, 504.0, "8.9"),
+    _geforce(
+        "4070",
+        "super",
+        f"{_RTX40}; https://www.cnews.cz/clanky/nvidia-uvadi-upgrade-grafik-ada-lovelace-geforce-rtx-4070-super-4070-"
+        "ti-super-a-4080-super/",
+        56,
+        2475,
+        504.0,
         "8.9",
     ),
     _geforce(
@@ -380,6 +447,49 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
     _geforce("5060", "", f"{_RTX50}; {_RTX60_NEWS}", 30, 2500, 448.0, "12.0"),
 )
 
+# --- NVIDIA RTX workstation ---------------------------------------------------------------------------------------
+# The datasheets print an fp32 figure, the memory bandwidth and one "Tensor performance" figure with sparsity; no
+# clock, so nothing is derived. Pro cards run tensor math at the full rate (no GeForce halving). Laptop variants
+# ("RTX A4000 Laptop GPU") are other products.
+_RTX_A6000 = "https://www.nvidia.com/en-us/design-visualization/rtx-a6000/"
+_RTX_A4000 = "https://www.nvidia.com/en-us/design-visualization/rtx-a4000/"
+_RTX_6000_ADA_DS = (
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/design-visualization/rtx-6000/"
+    "proviz-print-rtx6000-datasheet-web-2504660.pdf"
+)
+
+NVIDIA_WORKSTATION: tuple[Part, ...] = (
+    Part(
+        "NVIDIA RTX A6000",
+        "nvidia",
+        rf"\brtx a6000\b{_NOT_LAPTOP}",
+        f"{_RTX_A6000}; https://servethehome.com/nvidia-rtx-a6000-48gb-gpu-drops-quadro-designation",
+        {"fp32": 38.7},
+        768.0,
+        "8.6",
+    ),
+    Part(
+        "NVIDIA RTX A4000",
+        "nvidia",
+        rf"\brtx a4000\b{_NOT_LAPTOP}",
+        f"{_RTX_A4000}; https://www.ecer.com/corp/details-uuuedqa-p1bsb03-pci-express-3-0-x16-nvidia-rtx-a4000-16g-"
+        "graphics-card-for-professional-video-editing.html (NVIDIA's datasheet table)",
+        {"fp32": 19.2},
+        448.0,
+        "8.6",
+    ),
+    # RTX 6000 Ada: the datasheet's 1457.0 TFLOPS is "effective FP8 ... using the new sparsity feature"
+    Part(
+        "NVIDIA RTX 6000 Ada Generation",
+        "nvidia",
+        rf"\brtx 6000 ada\b{_NOT_LAPTOP}",
+        _RTX_6000_ADA_DS,
+        {"fp32": 91.1, **_half(fp8=1457.0)},
+        960.0,
+        "8.9",
+    ),
+)
+
 # --- AMD Instinct --------------------------------------------------------------------------------------------------
 _AMD_ACC = "https://www.amd.com/en/products/accelerators/instinct"
 _ROCM_ARCH = "https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch"
@@ -387,8 +497,31 @@ _MI200 = f"{_AMD_ACC}/mi200"
 _MI300 = f"{_AMD_ACC}/mi300"
 _MI350 = f"{_AMD_ACC}/mi350"
 _PER_GCD = "per GCD: one torch device is one of the card's two GCDs, so AMD's card figures are halved"
+_ROCM_SPECS = "https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html"
+_MI50_MI60 = (
+    "AMD's MI50/MI60 launch release of 6 Nov 2018 as quoted at "
+    "https://skyne98.github.io/wiki-gfx906/studies/2026-02-21/mi50-mi60-architecture-baseline.html"
+)
 
 AMD_INSTINCT: tuple[Part, ...] = (
+    # MI50 / MI60 (gfx906): AMD's launch figures; "up to 1 TB/s" HBM2. The MI50 launched as a 16 GB card; ROCm also
+    # lists an MI50 32GB whose figures were not confirmed, so a name that says 32GB is not this row.
+    Part(
+        "AMD Radeon Instinct MI50",
+        "amd",
+        r"\bmi50\b(?!.*\b32 ?gb\b)",
+        _MI50_MI60,
+        {"fp64": 6.7, "fp32": 13.4, "fp16": 26.8},
+        1000.0,
+    ),
+    Part(
+        "AMD Radeon Instinct MI60",
+        "amd",
+        r"\bmi60\b",
+        _MI50_MI60,
+        {"fp64": 7.4, "fp32": 14.8, "fp16": 29.5},
+        1000.0,
+    ),
     # MI100: ROCm's MI100 page (fp32 = the matrix figure); its int8 figure was not confirmed
     Part(
         "AMD Instinct MI100",
@@ -546,6 +679,16 @@ AMD_RADEON: tuple[Part, ...] = (
         source=f"{_RADEON}; https://mybroadband.co.za/news/hardware/467523-amd-unveils-powerful-new-radeon-rx-7900-graphics-cards.html",
     ),
     _rx(
+        "7900",
+        "gre",
+        80,
+        2245,
+        576.0,
+        "RDNA3",
+        source=f"{_RADEON}; https://www.cnews.cz/clanky/radeon-rx-7900-gre-vydan-specifikace-tdp-a-"
+        "cena-bude-k-dostani-i-u-nas-pres-oem-trh/ (AMD's specification slide)",
+    ),
+    _rx(
         "7800",
         "xt",
         60,
@@ -555,6 +698,16 @@ AMD_RADEON: tuple[Part, ...] = (
         source=f"{_RADEON}; https://www.sportskeeda.com/gaming-tech/news-amd-radeon-rx-7800-xt-specs-prices-performance",
     ),
     _rx(
+        "7700",
+        "xt",
+        54,
+        2544,
+        432.0,
+        "RDNA3",
+        source=f"{_RADEON}; https://www.avmagazine.it/news/gaming/amd-arrivano-le-gpu-radeon-rx-7700-xt-e-rx-7800-"
+        "xt_20570.html",
+    ),
+    _rx(
         "7600",
         "xt",
         32,
@@ -562,6 +715,32 @@ AMD_RADEON: tuple[Part, ...] = (
         288.0,
         "RDNA3",
         source=f"{_RADEON}; https://club386.com/amd-radeon-rx-9060-xt-may-sit-710mhz-higher-than-rx-9070",
+    ),
+    _rx(
+        "7600",
+        "",
+        32,
+        2655,
+        288.0,
+        "RDNA3",
+        source=f"{_RADEON}; https://propakistani.pk/2023/05/25/amds-new-radeon-rx-7600-gpu-starts-at-only-269/",
+    ),
+    # RDNA3.5 APU (Strix Halo). The clock is the Ryzen AI Max+ 395's; ROCm lists the same 40-CU Radeon 8060S in the
+    # Max+ PRO 395, 392 and 388, whose graphics clock was not confirmed. The bandwidth is the 256-bit bus with
+    # LPDDR5X-8000, the fastest memory AMD lists: a system fitted with slower memory has less.
+    Part(
+        "AMD Radeon 8060S",
+        "amd",
+        r"\bradeon 8060s\b",
+        f"{_ROCM_SPECS} (compute units); https://www.amd.com/en/products/processors/laptop/ryzen/ai-300-series/"
+        "amd-ryzen-ai-max-plus-395.html; https://www.svethardware.cz/amd-predstavuje-ryzen-ai-max-strix-halo-s-az-"
+        "16-jadry-a-gpu-se-40-cu/61477",
+        {},
+        256.0,
+        "RDNA3.5",
+        40,
+        2900,
+        note="clock of the Ryzen AI Max+ 395; bandwidth with LPDDR5X-8000",
     ),
     # RDNA2 (Navi 21/22/23)
     _rx("6950", "xt", 80, 2310, 576.0, "RDNA2", source=f"{_RADEON}; {_RX6X50}"),
@@ -596,7 +775,7 @@ AMD_RADEON: tuple[Part, ...] = (
     _rx("5600", "xt", 36, 1560, 288.0, "RDNA1", source=f"{_RADEON}; {_RX5600}", published={"fp32": 7.19}),
 )
 
-PARTS: tuple[Part, ...] = NVIDIA_DATACENTER + NVIDIA_GEFORCE + AMD_INSTINCT + AMD_RADEON
+PARTS: tuple[Part, ...] = NVIDIA_DATACENTER + NVIDIA_GEFORCE + NVIDIA_WORKSTATION + AMD_INSTINCT + AMD_RADEON
 
 # FLOP per clock per SM (NVIDIA) or per CU (AMD), dense; int8 in OP. Each row reproduces the vendor's own figures at
 # the vendor's clock (e.g. H100 SXM 132 SM x 1830 MHz x 4096 = 989.4 TFLOPS bf16). fp16 without tensor cores is the
