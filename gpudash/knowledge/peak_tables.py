@@ -856,7 +856,7 @@ AMD_RATES: dict[str, dict[str, int]] = {
     "GCN4": {"fp32": 128, "fp16": 128},
     "GCN3/GCN4": {"fp32": 128, "fp16": 128},
     "GCN5": {"fp32": 128, "fp16": 256},
-    # MI50: 60 CU x 1725 MHz -> 6.6 fp64 / 13.3 fp32 / 26.5 fp16 TFLOPS (fp64 half rate).
+    # GCN5.1 (Vega 20): as GCN5, with fp64 at half rate; the MI50 and MI60 rows carry AMD's own launch figures.
     "GCN5.1": {"fp64": 64, "fp32": 128, "fp16": 256},
     # MI100 (120 CU x 1502 MHz): 11.5 fp64, 46.1 fp32 matrix, 184.6 fp16, 92.3 bf16 (ROCm's MI100 page).
     "CDNA1": {"fp64": 64, "fp32": 256, "fp16": 1024, "bf16": 512, "int8": 1024},
