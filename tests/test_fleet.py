@@ -194,3 +194,25 @@ def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_3(capsys):
     assert main(["fleet", "--prometheus", url, "--timeout", "2"]) == 3  # could not do its job
     err = capsys.readouterr().err.strip()
     assert err == f"gpudash: error: Prometheus at {url}: connection refused"
+
+
+def test_an_answer_in_before_the_deadline_is_never_counted_as_dropped():
+    """wait() returns once the answers are in, possibly before their done-callbacks ran in the worker threads
+    (on a busy machine they can lag): the round must take in every answer that arrived, not call it dropped."""
+    import threading
+
+    class LaggingCallbacks(Scraper):
+        def _landed(self, endpoint, batch, future):
+            if threading.current_thread() is not threading.main_thread():
+                time.sleep(0.3)  # the worker's callback runs late, after the round has looked
+            super()._landed(endpoint, batch, future)
+
+    with exposition_server(dcgm_page(DGX, "node-a")) as (url, _):
+        scraper = LaggingCallbacks([parse_target(hostport(url), "--hosts")], timeout_s=4)
+        try:
+            first = scraper.round()
+            assert first.dropped == [] and [h.status for h in first.hosts] == ["up"]
+            time.sleep(0.4)  # the late callback must not undo or repeat what the round took in
+            assert scraper.round().dropped == []
+        finally:
+            scraper.close()

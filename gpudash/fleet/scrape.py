@@ -81,6 +81,8 @@ class Scraper:
     def _landed(self, endpoint: _Endpoint, batch: bool, future: Future) -> None:
         now = time.time()
         with self._lock:
+            if endpoint.busy is not future:
+                return  # already taken in by the round that waited for it
             endpoint.busy = None
             exc = future.exception()
             if exc is not None:
@@ -94,7 +96,7 @@ class Scraper:
 
     def round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
-        sent: list[Future] = []
+        sent: list[tuple[_Endpoint, bool, Future]] = []
         with self._lock:
             for endpoint in self._endpoints:
                 if endpoint.busy is not None:
@@ -103,9 +105,14 @@ class Scraper:
                 future = self._pool.submit(self._fetch, endpoint, batch)
                 endpoint.busy = future
                 future.add_done_callback(partial(self._landed, endpoint, batch))
-                sent.append(future)
-        wait(sent, timeout=self.timeout_s)
+                sent.append((endpoint, batch, future))
+        wait([future for _, _, future in sent], timeout=self.timeout_s)
         with self._lock:
+            # wait() returns as soon as the answers are in, possibly before their callbacks ran in the workers:
+            # take in every answer that arrived, so none is counted as dropped.
+            for endpoint, batch, future in sent:
+                if future.done():
+                    self._landed(endpoint, batch, future)
             dropped = [e.target.label for e in self._endpoints if e.busy is not None]
             hosts = self._hosts(time.time(), set(dropped))
         return FleetRound(
