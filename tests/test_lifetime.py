@@ -166,3 +166,37 @@ def test_sigterm_to_the_dashboard_gives_the_terminal_back_then_says_why(tmp_path
     restored = out.rfind(b"\x1b[?1049l")  # left the alternate screen
     assert 0 <= restored < out.find(b"gpudash: terminated by SIGTERM")
     assert out.rstrip().endswith(b"gpudash: terminated by SIGTERM"), out[-3000:].decode(errors="replace")
+
+
+def test_the_dashboard_ends_when_its_terminal_goes_away_without_a_sighup(tmp_path):
+    """A dashboard that is not its terminal's session (setsid, a supervisor's pseudo-terminal) gets no SIGHUP
+    when the terminal closes; Textual's input thread would then spin at a whole core for ever. It must end."""
+    import fcntl
+    import pty
+    import select
+    import struct
+    import termios
+
+    snapshot = HERE.parent / "examples" / "snapshots" / "h100-80gb.json"
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {**environment(tmp_path), "TERM": "xterm-256color"}
+    command = [sys.executable, "-m", "gpudash", "--replay", str(snapshot)]
+    proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    out = b""
+    try:
+        deadline = time.monotonic() + 30
+        while b"H100" not in out and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                out += os.read(master, 65536)
+        assert b"H100" in out  # the first frame is up: the dashboard runs on a healthy terminal
+        assert proc.poll() is None
+    finally:
+        os.close(master)  # the terminal goes away; no SIGHUP reaches a process of another session
+    try:
+        assert proc.wait(timeout=GONE_WITHIN_S) == 129  # as for SIGHUP
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

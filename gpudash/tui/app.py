@@ -9,6 +9,7 @@ posts SamplesReady; the next poll is armed only when the last one has finished, 
 from __future__ import annotations
 
 import importlib
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,7 @@ from gpudash.devices import Machine
 from gpudash.devices.host_load import HostLoad
 from gpudash.history import History, capacity_for
 from gpudash.models import Sample
+from gpudash.tui import terminal_watch
 from gpudash.tui import views as view_registry
 from gpudash.tui.commands import GpudashCommands
 from gpudash.tui.messages import SamplesReady, TorchViewReady
@@ -111,6 +113,21 @@ class GpudashApp(App[int]):
         self._start_poll()
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
+        self._watch_terminal()
+
+    def _watch_terminal(self) -> None:
+        """End the dashboard when its terminal is gone but no SIGHUP came (gpudash.tui.terminal_watch)."""
+        if self.is_headless or sys.__stdin__ is None:
+            return
+        fd = terminal_watch.watched_terminal(sys.__stdin__.fileno())
+        if fd is None:
+            return
+
+        def check() -> None:
+            if terminal_watch.hung_up(fd):
+                self.exit(return_code=terminal_watch.EXIT_TERMINAL_GONE)
+
+        self.set_interval(1.0, check, name="terminal watch")
 
     def _sub_title(self) -> str:
         where = "replayed" if self.machine.replayed else "live"
