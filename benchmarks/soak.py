@@ -23,7 +23,7 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tui_startup import DGX, ROOT, TerminalRun
+from tui_startup import DGX, ROOT, TerminalRun, cpu_name, replay_marker
 
 DOC = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- soak table: benchmarks/soak.py --write-doc -->", "<!-- end of soak table -->"
@@ -45,7 +45,7 @@ def sample(proc: psutil.Process, previous: tuple[float, float] | None) -> tuple[
 
 def soak(args: argparse.Namespace) -> tuple[list[tuple[float, dict]], float]:
     run_args = [] if args.live else ["--replay", str(args.replay)]
-    marker = b"CPU 0" if args.live else b"GPU 0"
+    marker = cpu_name() if args.live else replay_marker(args.replay)
     run = TerminalRun(run_args, [marker])
     run.wait_for(marker)
     time.sleep(args.settle)  # start-up work (imports, first layout, the torch view) is not the steady state

@@ -34,8 +34,9 @@ SNAPSHOTS = tui_startup.ROOT / "examples" / "snapshots"
 
 def start(snapshot: str) -> tuple[tui_startup.TerminalRun, psutil.Process, float]:
     tui_startup.COLS, tui_startup.ROWS = 160, 48
-    run = tui_startup.TerminalRun(["--replay", str(SNAPSHOTS / snapshot)], [b"GPU 0"])
-    first_frame = run.wait_for(b"GPU 0")
+    marker = tui_startup.replay_marker(SNAPSHOTS / snapshot)
+    run = tui_startup.TerminalRun(["--replay", str(SNAPSHOTS / snapshot)], [marker])
+    first_frame = run.wait_for(marker)
     time.sleep(3.0)  # start-up work (imports, first layout, first charts) finishes
     return run, psutil.Process(run.proc.pid), first_frame
 

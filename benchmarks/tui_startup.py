@@ -22,6 +22,7 @@ No user config is read (XDG_CONFIG_HOME points at an empty directory).
 from __future__ import annotations
 
 import argparse
+import atexit
 import fcntl
 import os
 import platform
@@ -88,6 +89,7 @@ class TerminalRun:
             start_new_session=True,
         )
         os.close(slave)
+        atexit.register(self._end)  # a script that dies never leaves a dashboard running
         self._text = b""
         threading.Thread(target=self._drain, daemon=True).start()
 
@@ -114,6 +116,11 @@ class TerminalRun:
             time.sleep(0.005)
         return self.seen[marker]
 
+    def _end(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
     def quit(self) -> None:
         os.write(self.master, b"q")
         try:
@@ -122,6 +129,17 @@ class TerminalRun:
             self.proc.kill()
             self.proc.wait()
         os.close(self.master)
+
+
+def replay_marker(snapshot: Path) -> bytes:
+    """What the dense table shows of a replayed snapshot's first GPU: its name without the vendor's prefix."""
+    import json
+
+    devices = json.loads(snapshot.read_text())["devices"]
+    name = next((d["name"] for d in devices if d.get("vendor") != "cpu"), devices[0]["name"])
+    for prefix in ("NVIDIA ", "AMD ", "Tesla "):
+        name = name.removeprefix(prefix)
+    return name.encode()[:14]
 
 
 def cpu_name() -> bytes:
