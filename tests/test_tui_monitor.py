@@ -8,7 +8,6 @@ import getpass
 import re
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -425,13 +424,16 @@ async def test_benchmarks_group_identical_gpus_and_run_is_off_on_a_replay():
             assert re.search(rf"^ +{name} ", shown, re.M), name
 
 
-def test_the_tui_command_takes_readonly():
-    code = (
-        "import sys; from gpudash.cli import build_parser; "
-        "a = build_parser().parse_args(['tui', '--readonly']); print(a.readonly)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"
+def test_readonly_is_taken_where_people_type_it():
+    """`gpudash --readonly` (how the dashboard is started), `gpudash tui --readonly`, and a session of its own."""
+    from gpudash.cli import build_parser
+    from gpudash.cli.context import Context
+
+    for argv in (["--readonly"], ["tui", "--readonly"], ["--readonly", "web"]):
+        args = build_parser().parse_args(argv)
+        assert args.readonly is True, argv
+        assert Context(args).session.readonly is True, argv
+    assert Context(build_parser().parse_args([])).session.readonly is False
 
 
 async def test_the_size_chart_draws_one_group_with_its_legend_beside_and_round_ticks(monkeypatch):

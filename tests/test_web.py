@@ -89,13 +89,17 @@ def test_loopback_server_answers_loopback_names_only(host, ok):
 
 def test_sessions_get_the_global_options_the_server_got(tmp_path):
     args = build_parser().parse_args(
-        ["--replay", "m.json", "web", "--plugins-dir", "a", "--plugins-dir", "-odd dir", "--config", "c.toml"]
-    )
+        ["--replay", "m.json", "web", "--plugins-dir", "a", "--plugins-dir", "-odd dir", "--config", "c.toml",
+         "--readonly"]
+    )  # fmt: skip
     words = options_as_argv(args, _global_options(suppress=False))
-    assert words == ["--replay=m.json", "--config=c.toml", "--plugins-dir=a", "--plugins-dir=-odd dir"]
+    assert words == [
+        "--replay=m.json", "--config=c.toml", "--plugins-dir=a", "--plugins-dir=-odd dir", "--readonly"
+    ]  # fmt: skip
     # They mean the same to `gpudash tui`, and survive the shell textual-serve runs the command with.
     again = build_parser().parse_args(["tui", *shlex.split(shlex.join(words))])
     assert (again.replay, again.config, again.plugins_dir) == ("m.json", "c.toml", ["a", "-odd dir"])
+    assert again.readonly  # every browser tab's dashboard signals nothing either
     assert shlex.split(session_command(words, server_pid=42)) == [
         "exec", sys.executable, "-m", "gpudash.web.session", "42", *words
     ]  # fmt: skip

@@ -4,7 +4,7 @@ Two steps, so a face can ask the user in between: `identify` reads who the pid i
 start time) and whether this user may signal it; `signal_process` sends the signal only if the pid still
 belongs to the process identified then: a pid freed and reused by another process in between has a
 different start time (psutil's create_time), and gets nothing. Nothing is ever sent on a replayed machine
-(its pids belong to the machine it was recorded on) or in a read-only session (`gpudash tui --readonly`).
+(its pids belong to the machine it was recorded on) or in a read-only session (`gpudash --readonly`).
 Every refusal and failure is a one-line reason, never an exception.
 """
 

@@ -42,10 +42,16 @@ class Session:
         plugin_dirs: Sequence[str] = (),
         only: Sequence[str] | None = None,
         only_visible: bool = False,
+        readonly: bool = False,
     ) -> Session:
         """A session with the config file at `config_path` (default: the user's, then the built-ins)."""
         return cls(
-            load_config(config_path), replay=replay, plugin_dirs=plugin_dirs, only=only, only_visible=only_visible
+            load_config(config_path),
+            replay=replay,
+            plugin_dirs=plugin_dirs,
+            only=only,
+            only_visible=only_visible,
+            readonly=readonly,
         )
 
     @property

@@ -84,6 +84,13 @@ def _global_options(suppress: bool) -> argparse.ArgumentParser:
         "program started here would see them (without it every GPU is shown, as nvitop does)",
     )
     group.add_argument(
+        "--readonly",
+        action="store_true",
+        default=default,
+        help="the dashboard never signals a process (its T and K keys are off), in the terminal and in every "
+        "`gpudash web` session",
+    )
+    group.add_argument(
         "--no-color",
         action="store_true",
         default=default,

@@ -21,6 +21,7 @@ class Context:
             plugin_dirs=getattr(args, "plugins_dir", None) or [],
             only=getattr(args, "only", None),
             only_visible=bool(getattr(args, "only_visible", False)),
+            readonly=bool(getattr(args, "readonly", False)),
         )
         self.no_color = bool(getattr(args, "no_color", False))
         self.force_color = bool(getattr(args, "force_color", False))

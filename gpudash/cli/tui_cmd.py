@@ -15,16 +15,10 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         help="open the live dashboard (the default)",
         description="Open the live terminal dashboard (what `gpudash` does with no command).",
     )
-    p.add_argument(
-        "--readonly",
-        action="store_true",
-        help="never signal a process: the dashboard's SIGTERM/SIGKILL keys (T, K) are off",
-    )
     p.set_defaults(func=run)
 
 
 def run(ctx: Context) -> int:
     from gpudash.tui.app import run_app
 
-    ctx.session.readonly = bool(getattr(ctx.args, "readonly", False))  # bare `gpudash` has no tui options
     return run_app(ctx.session)
