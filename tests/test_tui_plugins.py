@@ -147,3 +147,25 @@ async def test_checks_view_runs_the_real_rocm_checks_on_a_replay(tmp_path, monke
         await pilot.press("l")  # and the real Plugins view lists the plugin that ran them
         await wait_until(pilot, lambda: app.query("#plugins") and app.query_one(PluginsView).records)
         assert [r.name for r in app.query_one(PluginsView).records] == ["rocm_checks"]
+
+
+async def test_checks_run_from_the_dashboard_are_remembered_for_serve(no_vendor_libs):
+    """The Checks view runs the checks through `gpudash check`'s action, so what it found is remembered the same
+    way: `gpudash serve` then publishes it (gpudash.exporter reads the remembered checks)."""
+    from gpudash.exporter.remembered import RememberedResults
+    from gpudash.plugin_manager.remembered import remembered_checks
+
+    machine = discover(include_torch=False)
+    assert remembered_checks(machine) is None
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.query("#checks") and not app.query_one(ChecksView).running, timeout=60)
+        shown = app.query_one("#checks-table", DataTable).row_count
+    saved = remembered_checks(machine)
+    assert saved is not None and shown > 0 and len(saved[1]) == shown
+    assert {c["device"] for c in saved[1]} == {"cpu:0"}
+    published = RememberedResults(machine).current().checks  # what `gpudash serve` publishes for this machine
+    assert [(c["plugin"], c["check"], c["status"]) for c in published] == [
+        (c["plugin"], c["check"], c["status"]) for c in saved[1]
+    ]
