@@ -12,6 +12,7 @@ from servers import DGX, REPO, dcgm_page, exposition_server, free_port, gpudash_
 from gpudash.actions import fleet as action
 from gpudash.cli import main
 from gpudash.config import defaults
+from gpudash.contracts.validation import problems
 from gpudash.errors import UsageError
 from gpudash.fleet.scrape import Scraper
 from gpudash.fleet.targets import parse_target, targets_from
@@ -51,6 +52,7 @@ def test_fleet_table_shows_every_host_and_names_the_one_that_is_down(two_nodes, 
 def test_fleet_json_and_drill_down(two_nodes, capsys):
     assert main(["fleet", "--hosts", ",".join(two_nodes), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
+    assert problems("fleet", doc) == []  # gpudash/contracts/fleet.schema.json
     assert doc["summary"] == {"hosts": 2, "up": 2, "stale": 0, "unreachable": 0, "devices": 9}
     a = next(h for h in doc["hosts"] if h["host"] == "node-a")
     gpu = a["devices"][3]
@@ -216,3 +218,30 @@ def test_an_answer_in_before_the_deadline_is_never_counted_as_dropped():
             assert scraper.round().dropped == []
         finally:
             scraper.close()
+
+
+def test_a_hostile_exporter_cannot_break_the_table_the_json_or_the_terminal(capsys):
+    """Another machine's exporter is outside gpudash's control: NaN, infinite or absurd readings are no readings,
+    and escape sequences in its labels are shown as escapes (no retitled or recoloured terminal)."""
+    labels = 'gpu="0",UUID="GPU-1",modelName="X\x1b[31mred",Hostname="h\x1b]0;pwned\x07"'
+    page = "".join(
+        f"{name}{{{labels}}} {value}\n"
+        for name, value in (
+            ("DCGM_FI_DEV_GPU_UTIL", "NaN"),
+            ("DCGM_FI_DEV_GPU_TEMP", "+Inf"),
+            ("DCGM_FI_DEV_POWER_USAGE", "-5"),
+            ("DCGM_FI_DEV_FB_USED", "1e300"),
+        )
+    )
+    with exposition_server(page) as (url, _):
+        assert main(["fleet", "--hosts", hostport(url), "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)  # strict JSON: no NaN or Infinity
+        assert problems("fleet", doc) == []
+        (host,) = doc["hosts"]
+        (gpu,) = host["devices"]
+        readings = ("utilization_ratio", "temperature_celsius", "power_watts", "memory_used_bytes")
+        assert [gpu[k] for k in readings] == [None] * 4
+        assert host["host"] == "h\\x1b]0;pwned\\x07" and gpu["name"] == "X\\x1b[31mred"
+        assert main(["fleet", "--hosts", hostport(url)]) == 0
+        table = capsys.readouterr().out
+    assert "\x1b" not in table and "\x07" not in table and "nan" not in table.lower()

@@ -13,6 +13,7 @@ import pytest
 from servers import REPO, free_port
 
 from gpudash.cli import main
+from gpudash.contracts.validation import problems
 from gpudash.errors import UsageError
 from gpudash.measure import probe
 from gpudash.preflight.launcher import detect
@@ -134,6 +135,7 @@ def test_one_process_without_a_launcher_reports_its_own_fault_as_json(monkeypatc
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and doc["ok"] is False and doc["failed_ranks"] == [0]
     assert (doc["launcher"], doc["world_size"]) == ("none", 1)
+    assert problems("preflight", doc) == []  # gpudash/contracts/preflight.schema.json
     (only,) = doc["ranks"]
     assert only["device"]["key"] == "cpu:0" and only["precisions"]["int8"]["verdict"] == "verified"
     assert only["problems"] == [f"fp32 failed (native): {only['precisions']['fp32']['reason']}"]

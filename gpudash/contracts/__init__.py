@@ -12,7 +12,19 @@ import json
 from importlib import resources
 from typing import Any
 
-NAMES = ("snapshot", "info", "probe", "bench", "bench-compare", "check", "plugins", "export", "profile")
+NAMES = (
+    "snapshot",
+    "info",
+    "probe",
+    "bench",
+    "bench-compare",
+    "check",
+    "plugins",
+    "export",
+    "profile",
+    "fleet",
+    "preflight",
+)
 
 
 def schema(name: str) -> dict[str, Any]:

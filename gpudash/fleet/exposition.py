@@ -9,12 +9,14 @@ sets every round (LabelCache, bounded).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpudash.fleet.model import Device
-from gpudash.fleet.series import LIVE, WANTED, hostname, identity, source_of
+from gpudash.fleet.series import LIVE, WANTED, hostname, identity, plausible, source_of
+from gpudash.plain_text import one_line
 
 Sample = tuple[str, dict[str, str], float]
 
@@ -35,6 +37,12 @@ def wanted_lines(text: str, wanted: frozenset[str] = WANTED) -> str:
     return "\n".join(line for line in text.splitlines() if line and _series_name(line) in wanted) + "\n"
 
 
+def clean_labels(labels: dict[str, str]) -> dict[str, str]:
+    """Label values as gpudash may show them: an exporter is another machine's program, and a host or model name
+    with an escape sequence must not recolour or retitle the user's terminal (gpudash.plain_text)."""
+    return {one_line(k, 200): one_line(v, 500) for k, v in labels.items()}
+
+
 class LabelCache:
     """Label sets already parsed, by their text; cleared when it holds `limit` of them (memory stays flat)."""
 
@@ -48,7 +56,7 @@ class LabelCache:
             families = list(text_string_to_metric_families(line + "\n"))
             if not families or not families[0].samples:
                 raise ValueError(f"unreadable sample line: {line[:120]!r}")
-            found = dict(families[0].samples[0].labels)
+            found = clean_labels(families[0].samples[0].labels)
             if len(self._seen) >= self.limit:
                 self._seen.clear()
             self._seen[block] = found
@@ -109,16 +117,20 @@ def devices(samples: Iterable[Sample]) -> tuple[list[Device], bool]:
             device.sources.append(source)
         reading = LIVE.get(name)
         if reading is not None:
+            scaled = plausible(reading.field, value * reading.scale)
+            if scaled is None:
+                continue  # NaN, infinite or out of range: no reading
             if reading.field.startswith("memory_") and reading.field not in ("memory_used_bytes", "memory_total_bytes"):
-                extra.setdefault(ident.key, {})[reading.field] = value * reading.scale
+                extra.setdefault(ident.key, {})[reading.field] = scaled
             elif getattr(device, reading.field) is None or reading.source != "gpudash":
-                setattr(device, reading.field, value * reading.scale)  # a vendor exporter's reading wins
+                setattr(device, reading.field, scaled)  # a vendor exporter's reading wins
         elif name == "gpudash_precision_verified" and labels.get("precision"):
             device.verified[labels["precision"]] = value == 1
         elif name == "gpudash_recommendation_info":
             device.amp_dtype = labels.get("amp_dtype") or None
         elif name == "gpudash_check_results" and labels.get("status") in ("fail", "error"):
-            device.checks_failed = (device.checks_failed or 0) + int(value)
+            if math.isfinite(value) and 0 <= value < 2**31:
+                device.checks_failed = (device.checks_failed or 0) + int(value)
         elif name == "gpudash_device_info":
             device.name = labels.get("name") or device.name
     for key, parts in extra.items():  # dcgm-exporter gives used + free (+ reserved), not the total; its used won

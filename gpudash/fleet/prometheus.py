@@ -24,7 +24,8 @@ from gpudash.errors import GpudashError
 from gpudash.fleet import exposition
 from gpudash.fleet.fetch import FetchError, get
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
-from gpudash.fleet.series import WANTED, hostname
+from gpudash.fleet.series import WANTED, hostname, plausible
+from gpudash.plain_text import one_line
 
 STALE_INTERVALS = 3
 
@@ -85,10 +86,11 @@ class PrometheusSource:
         try:
             return [
                 {
-                    "instance": t["labels"].get("instance", ""),
+                    "instance": one_line(t["labels"].get("instance", ""), 500),
                     "job": t["labels"].get("job", ""),
                     "healthy": t.get("health") == "up",
-                    "error": t.get("lastError") or ("not scraped yet" if t.get("health") == "unknown" else None),
+                    "error": one_line(t.get("lastError") or "", 500)
+                    or ("not scraped yet" if t.get("health") == "unknown" else None),
                     "last": _time(t.get("lastScrape")),
                     "every": _duration_s(t.get("scrapeInterval")),
                 }
@@ -119,7 +121,7 @@ class PrometheusSource:
             raise GpudashError(f"Prometheus at {self.url}: no answer within {self.timeout_s * 2:g} s") from None
         samples = []
         for r in found["result"]:
-            labels = dict(r["metric"])
+            labels = exposition.clean_labels(r["metric"])
             value = float(r["value"][1])
             if math.isfinite(value):
                 samples.append((labels.pop("__name__"), labels, value))
@@ -183,4 +185,6 @@ class PrometheusSource:
             device = by_id.get(ident) if ident else None
             if device is None or (device.history and "device_key" in labels):
                 continue  # a vendor exporter's series wins over gpudash's for the same GPU
-            device.history = [(float(t), float(v)) for t, v in r["values"] if math.isfinite(float(v))]
+            device.history = [
+                (float(t), float(v)) for t, v in r["values"] if plausible("utilization_ratio", float(v)) is not None
+            ]

@@ -24,6 +24,7 @@ from gpudash.fleet.fetch import FetchError, get
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
 from gpudash.fleet.series import BATCH, GPUDASH_LIVE, WANTED
 from gpudash.fleet.targets import Target
+from gpudash.plain_text import one_line
 
 BATCH_EVERY_S = 60.0
 REQUEST_ROUNDS = 2
@@ -86,7 +87,8 @@ class Scraper:
             endpoint.busy = None
             exc = future.exception()
             if exc is not None:
-                endpoint.error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+                error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+                endpoint.error = one_line(error, 500)  # an HTTP reason phrase is the other host's text
                 return
             samples = future.result()
             endpoint.live = [s for s in samples if s[0] not in BATCH or s[0] == "gpudash_machine_info"]

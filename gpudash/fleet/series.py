@@ -10,6 +10,7 @@ A GPU that two exporters describe becomes one device: NVIDIA GPUs meet on UUID, 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 MIB = 2**20
@@ -49,6 +50,25 @@ BATCH = (
     "gpudash_recommendation_info",
     "gpudash_check_results",
 )
+
+# What a reading may be once in base units; anything else (NaN, +Inf, a negative wattage, 1e300 bytes from a
+# broken or hostile exporter) is dropped as no reading, never shown or passed on in `fleet --json`.
+PLAUSIBLE: dict[str, tuple[float, float]] = {
+    "utilization_ratio": (0.0, 1.0),
+    "memory_used_bytes": (0.0, 2.0**63),
+    "memory_total_bytes": (0.0, 2.0**63),
+    "memory_free_bytes": (0.0, 2.0**63),
+    "memory_reserved_bytes": (0.0, 2.0**63),
+    "temperature_celsius": (-273.15, 10_000.0),
+    "power_watts": (0.0, 1e7),
+}
+
+
+def plausible(field: str, value: float) -> float | None:
+    """`value` when it is a finite reading within `field`'s range, else None."""
+    low, high = PLAUSIBLE.get(field, (-math.inf, math.inf))
+    return value if math.isfinite(value) and low <= value <= high else None
+
 
 GPUDASH_LIVE = tuple(n for n, r in LIVE.items() if r.source == "gpudash")
 WANTED = frozenset(LIVE) | frozenset(BATCH)
