@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 # Keys whose string values identify a machine wherever they appear, and the stem of their placeholders.
-_IDENTIFIERS = {"hostname": "host", "uuid": "uuid", "serial": "serial", "pci_bus_id": "pci"}
+_IDENTIFIERS = {"hostname": "host", "uuid": "uuid", "serial": "serial", "serial_number": "serial", "pci_bus_id": "pci"}
 # Keys of a process record (an object with a pid) that identify a user or what they run.
 _PROCESS_FIELDS = {"name": "process", "command": "command", "user": "user"}
 _PREFIX = re.compile(r"^([A-Za-z]{2,8})-")  # GPU-, MIG-: kept, so the kind of id stays readable

@@ -442,6 +442,7 @@ def make_fake_amdsmi(
             "market_name": devices[h.index]["name"],
             "target_graphics_version": devices[h.index]["gfx_target"],
             "num_compute_units": devices[h.index].get("multiprocessors") or "N/A",
+            "asic_serial": devices[h.index].get("serial") or "N/A",  # amdsmi's spelling of "not given"
         }
     )
     api("amdsmi_get_gpu_driver_info")(

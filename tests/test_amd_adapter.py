@@ -143,3 +143,11 @@ def test_passively_cooled_board_has_no_fan(monkeypatch):
     backend.devices()
     s = backend.sample(0)
     assert s.fan_speed_pct is None and "NOT_SUPPORTED" in s.unavailable["fan_speed_pct"]
+
+
+def test_the_board_serial_is_read_when_amdsmi_gives_one(monkeypatch):
+    """AMD's device-metrics-exporter labels its series with serial_number; gpudash serve joins on it."""
+    with_serial = dict(MI300X, serial="692251001124")
+    first, second = open_backend(monkeypatch, [with_serial, MI300X]).devices()
+    assert first.extra == {"serial_number": "692251001124"}
+    assert second.extra == {}  # amdsmi said N/A: no label value rather than "N/A"

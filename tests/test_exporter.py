@@ -256,3 +256,25 @@ def test_sigterm_stops_serving_with_exit_0():
     with gpudash_serve("--replay", str(DGX)) as (_, proc):
         proc.terminate()
         assert proc.wait(timeout=10) == 0
+
+
+def test_amd_gpus_carry_the_labels_of_amds_exporter(monkeypatch):
+    """gpu_id, card_model and serial_number as AMD's device-metrics-exporter spells them, so PromQL joins work."""
+    from conftest import MI300X
+    from fakes import make_fake_amdsmi, make_fake_pynvml, real_pynvml
+
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([], init_error=real_pynvml.NVMLError_LibraryNotFound()))
+    monkeypatch.setitem(sys.modules, "amdsmi", make_fake_amdsmi([dict(MI300X, serial="692251001124"), MI300X]))
+    monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
+    machine = discover(include_torch=False)
+    try:
+        registry, _ = registry_for(machine, defaults(), telemetry=False, hostname="node-b")
+        info = {
+            s.labels["gpu_id"]: s.labels for s in named(scrape(registry), "gpudash_device_info") if "gpu_id" in s.labels
+        }
+    finally:
+        machine.close()
+    assert set(info) == {"0", "1"}
+    assert info["0"]["card_model"] == "AMD Instinct MI300X" and info["0"]["serial_number"] == "692251001124"
+    assert info["1"].get("serial_number", "") == ""  # an empty label is no label, to Prometheus
+    assert info["0"]["hostname"] == "node-b"

@@ -16,6 +16,7 @@ from typing import Any
 from gpudash.devices.amd_processes import AmdProcesses
 from gpudash.devices.fields import error_reason, read_field
 from gpudash.models import DeviceInfo, Sample
+from gpudash.plain_text import one_line
 
 MIB = 1024 * 1024
 # Fields NVML has and amdsmi has no counterpart for: n/a on AMD, saying so.
@@ -83,6 +84,7 @@ class AmdSmiBackend:
         name = asic.get("market_name")
         clock = read_field(missing, "max_clock_mhz", lambda: smi.amdsmi_get_clock_info(handle, smi.AmdSmiClkType.GFX))
         hip_id = enum.get("hip_id")
+        serial = asic.get("asic_serial")
         return DeviceInfo(
             vendor="amd",
             index=index,
@@ -98,6 +100,10 @@ class AmdSmiBackend:
             torch_index=hip_id if isinstance(hip_id, int) else None,
             sources=["amdsmi"],
             unavailable=missing,
+            # the label AMD's device-metrics-exporter calls serial_number (gpudash serve joins on it)
+            extra={"serial_number": one_line(serial, 64)}
+            if isinstance(serial, str) and serial not in ("", "N/A")
+            else {},
         )
 
     def _vram(self, handle, missing: dict[str, str]) -> tuple[int | None, int | None]:
