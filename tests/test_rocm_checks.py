@@ -6,6 +6,7 @@ import json
 import pytest
 import torch
 from conftest import MI300X, snapshot_dict
+from fakes import EXAMPLES
 
 from gpudash.devices import discover
 from gpudash.plugin_manager import make_plugin_manager, run_checks
@@ -210,3 +211,54 @@ def test_advice_is_gpudash_decision_not_the_table_text():
     failed = _verdict(Bf16ToFp32(), mi300, report, "bf16 -> fp32 on the GPU", "Convert on the CPU.")
     assert failed.status == "fail" and failed.details["amp_dtype"] == "float16"
     assert failed.remediation.startswith("Convert on the CPU. Train with fp16 autocast and a GradScaler")
+
+
+def test_the_conversion_table_check_runs_gpudash_rocm_and_names_a_broken_bf16_fp16_row():
+    """The plugin checks the whole table of the ROCm guide through gpudash.rocm.conversion_matrix_report (one
+    implementation): on a correct device every row passes; a device whose bf16 -> fp16 is broken fails on that
+    row, with what to do and what to train in."""
+    from rocm_faults import HalfFault, on_device
+
+    from gpudash.rocm import conversion_matrix_report
+    from gpudash_plugins.rocm_checks.device_checks import ConversionMatrix, matrix_verdict
+
+    mi300 = Device("amd", 0, "AMD Instinct MI300X", gfx_target="gfx942", replayed=True, runtime={"hip": "6.2.0"})
+    passed = ConversionMatrix().run_on_torch(torch, "cpu", mi300)  # the CPU as the device: conversions are right
+    assert passed.status == "pass" and passed.summary.startswith("all 6 rows of the ROCm guide's conversion table")
+    report = conversion_matrix_report(torch, "cpu", to_device=lambda t: on_device(t, HalfFault), sizes=(3, 64))
+    failed = matrix_verdict(ConversionMatrix(), mi300, report)
+    assert failed.status == "fail"
+    assert failed.summary.endswith("differ from the CPU: bfloat16 -> float16 .half() on the device")
+    assert failed.details["failing_rows"] == ["bfloat16 -> float16 .half() on the device"]
+    assert "gpudash.rocm.bf16_to_float32" in failed.remediation
+
+
+def test_a_failing_live_fft_check_routes_fft_to_the_cpu(monkeypatch):
+    """A live FFT failure (not only RDNA1's table answer) carries {"routing": {"fft": "cpu"}}, which the export's
+    [routing] rule and gpudash.runtime.get_optimal_device("fft") follow."""
+    import dataclasses
+
+    from gpudash.runtime import get_optimal_device
+    from gpudash_plugins.rocm_checks import table_checks
+
+    monkeypatch.setattr(table_checks, "rocm_torch", lambda check, device: (torch, "cuda:0"))
+    broken = {"sizes": [1024], "max_rel_error": 0.5, "finite": False, "ran_on_device": True}
+    monkeypatch.setattr(table_checks, "fft_report", lambda torch, where: broken)
+    strix = Device("amd", 0, "AMD Radeon 8060S", gfx_target="gfx1151", torch_index=0, runtime={"hip": "7.1.0"})
+    result = FftStability().run(strix)
+    assert result.status == "fail" and result.details["routing"] == {"fft": "cpu"}
+    as_saved = {**dataclasses.asdict(result), "device": "amd:0"}
+    strix_replay = str(EXAMPLES / "strix-halo-8060s.json")
+    assert get_optimal_device("fft", replay=strix_replay) == "cuda:0"  # the tables alone keep FFT on the GPU
+    assert get_optimal_device("fft", replay=strix_replay, checks=[as_saved]) == "cpu"
+
+
+def test_the_hipblaslt_advice_says_what_the_seeds_fix_really_does():
+    """The RX 5600 XT summary's "fix" (ROCBLAS_LAYER=1, HIPBLASLT_LOG_LEVEL=0) only turns on logging: the check's
+    remediation says so, from the one text the export's reason uses too."""
+    from gpudash.recommend.env import HIPBLASLT_SEED_NOTE
+
+    rdna1 = Device("amd", 0, "AMD Radeon RX 5600 XT", gfx_target="gfx1010", replayed=True, runtime={"hip": "6.2.0"})
+    result = HipblasltSupport().run(rdna1)
+    assert result.env == {"TORCH_BLAS_PREFER_HIPBLASLT": "0"}
+    assert HIPBLASLT_SEED_NOTE in result.remediation and "ROCBLAS_LAYER=1" in result.remediation

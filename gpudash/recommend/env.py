@@ -34,6 +34,18 @@ ROUTING_FAMILIES = {
 }
 
 
+BACKEND_SWITCH = (
+    'TORCH_BLAS_PREFER_HIPBLASLT=0 (or torch.backends.cuda.preferred_blas_library("hipblas")) is what makes torch '
+    "use hipBLAS instead of hipBLASLt"
+)
+
+# Said wherever gpudash advises on the hipBLASLt fallback, because the summary's "fix" is widely copied.
+HIPBLASLT_SEED_NOTE = (
+    "ROCBLAS_LAYER=1 and HIPBLASLT_LOG_LEVEL=0, the RX 5600 XT summary's fix for the hipBLASLt warning, only turn on "
+    "rocBLAS trace logging and keep hipBLASLt logging off (its default); " + BACKEND_SWITCH
+)
+
+
 def rocm_version(facts: Facts) -> tuple[int, int] | None:
     for text in (facts.runtime.hip, (facts.runtime.torch or "").partition("+rocm")[2] or None):
         m = re.match(r"\s*(\d+)\.(\d+)", text or "")
@@ -68,7 +80,7 @@ def _spec_env(facts: Facts) -> dict[str, Setting]:
             "TORCH_BLAS_PREFER_HIPBLASLT": Setting(
                 "0",
                 f"PyTorch does not support hipBLASLt on {gfx} with {rocm}: use hipBLAS (torch would fall back "
-                "with a warning)",
+                f"with a warning). {HIPBLASLT_SEED_NOTE}",
                 SPEC,
             )
         }

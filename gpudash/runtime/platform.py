@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from gpudash.recommend.env import BACKEND_SWITCH, HIPBLASLT_SEED_NOTE
 from gpudash.runtime.target import Target, cached
 
 LOGGING_ONLY = {
@@ -28,16 +29,6 @@ LOGGING_ONLY = {
         "no GEMM backend (https://rocm.docs.amd.com/projects/hipBLASLt/en/latest/reference/env-variables.html)"
     ),
 }
-BACKEND_SWITCH = (
-    'TORCH_BLAS_PREFER_HIPBLASLT=0 (or torch.backends.cuda.preferred_blas_library("hipblas")) is what makes torch '
-    "use hipBLAS instead of hipBLASLt"
-)
-
-# Said wherever gpudash advises on the hipBLASLt fallback, because the summary's "fix" is widely copied.
-HIPBLASLT_SEED_NOTE = (
-    "ROCBLAS_LAYER=1 and HIPBLASLT_LOG_LEVEL=0, the RX 5600 XT summary's fix for the hipBLASLt warning, only turn on "
-    "rocBLAS trace logging and keep hipBLASLt logging off (its default); " + BACKEND_SWITCH
-)
 
 
 def seed_env_notes(environ: Mapping[str, str] | None = None) -> list[str]:

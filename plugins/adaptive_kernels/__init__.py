@@ -1,12 +1,14 @@
-"""Adaptive kernels: matmul with the best kernel the device's architecture supports.
+"""Adaptive kernels: the built-in matmul kernels, the dispatcher that picks one, and a benchmark of it.
 
-    from gpudash_plugins.adaptive_kernels import AdaptiveLinear, matmul, matmul_with_info
+Training code uses `gpudash.ops` (matmul, matmul_with_info, AdaptiveLinear, AdaptiveAttention), which stands
+on this dispatcher run over the kernels of every plugin source: these built-ins and whatever other plugins,
+installed or one-file, register through the `register_kernels` hook (gpudash.ops.collect_kernels). Which of
+the kernels that can run may run is gpudash's decision (gpudash.amp.kernel_precision), the answer
+AmpConfig.auto() and `gpudash export` give. The names below are kept for code that imported them from here:
 
-    y = matmul(x, w)                      # x @ w.T, in x's dtype
-    y, kernel = matmul_with_info(x, w)    # kernel: "bf16", "fp8_e4m3fn_scaled_mm", ...
-    layer = AdaptiveLinear(512, 256)      # a drop-in nn.Linear
+    from gpudash_plugins.adaptive_kernels import matmul, matmul_with_info
 
-The kernel rules are in `kernels.py`; other plugins add kernels through the `register_kernels` hook.
+The kernel rules are in `kernels.py`, the dispatcher in `dispatch.py`, the benchmark in `benchmark.py`.
 Importing this package does not import torch; AdaptiveLinear does, on first use.
 """
 

@@ -110,4 +110,34 @@ def cache_verdict(check: Check, report: dict[str, Any], device: Device | None = 
     )
 
 
-DEVICE_CHECKS = (Bf16ToFp32, Bf16CpuRoundTrip, Bf16SaveLoad, Bf16CacheNanInf)
+class ConversionMatrix(RocmDeviceCheck):
+    name = "conversion_matrix"
+    description = "every row of the ROCm guide's conversion table (bf16 <-> fp32, bf16 <-> fp16) against the CPU"
+
+    def run_on_torch(self, torch: Any, where: str, device: Device) -> CheckResult:
+        from gpudash.rocm import conversion_matrix_report  # the one implementation, public for training code
+
+        return matrix_verdict(self, device, conversion_matrix_report(torch, where))
+
+
+def matrix_verdict(check: Check, device: Device, report: dict[str, Any]) -> CheckResult:
+    """Pass when every row of the guide's table matches the CPU bit for bit; else fail naming the rows."""
+    report = {**report, "precision": "bf16"}
+    rows, failing = len(report["rows"]), report["failing_rows"]
+    if not failing:
+        return check.passed(
+            f"all {rows} rows of the ROCm guide's conversion table match the CPU bit for bit "
+            f"({report['elements']} values)",
+            details=report,
+        )
+    summary = f"{len(failing)} of {rows} rows of the ROCm guide's conversion table differ from the CPU: " + "; ".join(
+        failing
+    )
+    fix = (
+        "Convert bf16 through the CPU (gpudash.rocm.bf16_to_float32), load bf16 checkpoints as float32 "
+        "(gpudash.rocm.load_safetensors_float32), and avoid the failing conversions on the device."
+    )
+    return check.failed(summary, remediation=with_advice(device, summary, fix, report), details=report)
+
+
+DEVICE_CHECKS = (Bf16ToFp32, Bf16CpuRoundTrip, Bf16SaveLoad, Bf16CacheNanInf, ConversionMatrix)

@@ -51,7 +51,7 @@ class HipblasltSupport(RocmTableCheck):
         if supported_since is None:
             return self.warned(
                 f"hipBLASLt does not support {gfx} in any ROCm release: {fallback}",
-                remediation=f"Set {facts.BLAS_ENV}=0 so torch uses hipBLAS from the start.",
+                remediation=_with_seed_note(f"Set {facts.BLAS_ENV}=0 so torch uses hipBLAS from the start."),
                 env=off,
                 details=details,
             )
@@ -67,8 +67,9 @@ class HipblasltSupport(RocmTableCheck):
             return self.warned(
                 f"hipBLASLt does not support {gfx} with ROCm {facts.version_text(rocm)} "
                 f"(from ROCm {since}): {fallback}",
-                remediation=f"Set {facts.BLAS_ENV}=0 to use hipBLAS without the fallback, or move to "
-                f"ROCm {since} or newer.",
+                remediation=_with_seed_note(
+                    f"Set {facts.BLAS_ENV}=0 to use hipBLAS without the fallback, or move to ROCm {since} or newer."
+                ),
                 env=off,
                 details=details,
             )
@@ -134,6 +135,14 @@ class KnownIssues(RocmTableCheck):
         return self.result(status, summary, remediation=remediation, env=env, details=details)
 
 
+def _with_seed_note(remediation: str) -> str:
+    """The remediation, then what the widely copied "fix" for the hipBLASLt warning really does (said once, in
+    gpudash.recommend.env, the rule `gpudash export` follows; read through the public gpudash.runtime)."""
+    from gpudash.runtime.platform import HIPBLASLT_SEED_NOTE
+
+    return f"{remediation} Note: {HIPBLASLT_SEED_NOTE}."
+
+
 def _hipblaslt_ok(gfx: str, device: Device) -> bool:
     since = facts.listed_since(facts.HIPBLASLT_SUPPORTED, gfx)
     rocm = device.rocm_version
@@ -169,7 +178,8 @@ class FftStability(RocmTableCheck):
             f"FFT on {where} differs from the CPU (max relative error {report['max_rel_error']:.1e}, "
             f"finite: {report['finite']})",
             remediation="Run torch.fft on CPU tensors (x.cpu()) and move the result back.",
-            details=report,
+            # the export's [routing] and gpudash.runtime.get_optimal_device("fft") read this
+            details={**report, "routing": {"fft": "cpu"}},
         )
 
 
