@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from conftest import H100, snapshot_dict
+from fakes import EXAMPLES
 
 from gpudash.cli import main
 from gpudash.redaction import FIRST_PID, redact
@@ -87,3 +88,26 @@ def test_info_json_redact(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["host"]["hostname"] == "host-redacted-1" and data["devices"][0]["uuid"] == "GPU-redacted-1"
     assert data["devices"][0]["sample"]["processes"][0]["pid"] == FIRST_PID
+
+
+def test_a_saved_profile_can_be_redacted_and_still_loads_and_compares(tmp_path, capsys):
+    """`bench --save` writes the hostname into the profile; `--redact` (or config snapshot.redact, the one
+    setting for files meant to be shared) replaces it, and the profile still loads and compares."""
+    h100 = str(EXAMPLES / "h100-80gb.json")
+    plain, shared = tmp_path / "plain.json", tmp_path / "shared.json"
+    assert main(["--replay", h100, "bench", "--no-plugins", "--save", str(plain)]) == 0
+    assert main(["--replay", h100, "bench", "--no-plugins", "--save", str(shared), "--redact"]) == 0
+    capsys.readouterr()
+    assert json.loads(plain.read_text())["metadata"]["hostname"] == "h100-example"
+    assert "h100-example" not in shared.read_text()
+    assert json.loads(shared.read_text())["metadata"]["hostname"] == "host-redacted-1"
+    assert main(["bench", "--load", str(shared)]) == 0
+    assert main(["bench", "--compare", str(plain), str(shared), "--json"]) == 0
+    capsys.readouterr()
+    config = tmp_path / "config.toml"
+    config.write_text("[snapshot]\nredact = true\n")
+    by_config = tmp_path / "by-config.json"
+    assert main(["--config", str(config), "--replay", h100, "bench", "--no-plugins", "--save", str(by_config)]) == 0
+    assert json.loads(by_config.read_text())["metadata"]["hostname"] == "host-redacted-1"
+    assert main(["--replay", h100, "bench", "--no-plugins", "--redact"]) == 2  # nothing to redact without --save
+    assert "--redact: only with --save" in capsys.readouterr().err

@@ -25,14 +25,21 @@ def preset(name: str) -> Preset:
     return get_preset(name)
 
 
-def save(run: BenchRun, path: str) -> bool:
-    """Write the profile of the run's (one) device to `path`; True when it replaced a file."""
+def save(run: BenchRun, path: str, *, redact: bool = False) -> bool:
+    """Write the profile of the run's (one) device to `path`; True when it replaced a file. With `redact`, the
+    identifiers in it (the hostname) become the same stable placeholders a redacted snapshot has."""
     from gpudash.measure.calibration.profile import save_profile
     from gpudash.measure.calibration.report import profile_from_report
 
     report = next(iter(run.reports.values()))
     preset_name = run.plan.preset.name if run.plan.preset else None
-    return save_profile(profile_from_report(report, run.plan.machine, preset_name), path)
+    profile = profile_from_report(report, run.plan.machine, preset_name)
+    if redact:
+        from gpudash.measure.calibration.profile import CalibrationProfile
+        from gpudash.redaction import redact as redacted
+
+        profile = CalibrationProfile.from_dict(redacted(profile.to_dict()))
+    return save_profile(profile, path)
 
 
 @dataclass
