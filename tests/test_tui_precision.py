@@ -121,3 +121,23 @@ async def test_remembered_results_show_at_once_and_rerun_updates_them(monkeypatc
         assert not app.query_one("#prec-run").disabled
     _saved_at, matrices = probe.remembered(machine)
     assert matrices[cpu.key].results["bf16"].verdict == "verified"
+
+
+async def test_remembered_results_that_are_ignored_are_said_on_the_dashboard(no_vendor_libs):
+    """The command line prints one warning line when a remembered-results file is damaged and ignored; under the
+    dashboard stderr is not seen, so it says the same in a notification naming the file."""
+    from gpudash import store
+    from gpudash.measure.probe.store import PROBE_KIND
+
+    machine = discover(include_torch=False)
+    damaged = store.path_of(PROBE_KIND, machine)
+    damaged.parent.mkdir(parents=True, exist_ok=True)
+    damaged.write_text('{"saved_at": "2026-11-20T10:00:00+0000", "data": ')  # cut off mid-write
+    store._warned.discard(str(damaged))
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("v")  # the Precision view reads the remembered probe
+        await wait_until(pilot, lambda: any("remembered results ignored" in n.message for n in app._notifications))
+        (said,) = [n.message for n in app._notifications if "remembered results ignored" in n.message]
+    assert said.startswith(str(damaged)) and "\n" not in said
+    assert store.warn is not app._say_ignored  # the command line's warning line is back after the dashboard

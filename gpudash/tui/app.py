@@ -23,7 +23,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from gpudash import devices, lifetime
+from gpudash import devices, lifetime, store
 from gpudash.actions.host import HostMonitor
 from gpudash.actions.session import Session
 from gpudash.config import defaults
@@ -65,6 +65,7 @@ class GpudashApp(App[int]):
     def __init__(self, session: Session, *, add_torch_view: Callable[[Machine], None] | None = None) -> None:
         super().__init__()
         self.session = session  # what the views' actions share: config, plugin directories, this machine
+        self._store_warn = store.warn  # given back at unmount (the dashboard says it in a notification meanwhile)
         self.machine = session.machine(include_torch=False)
         self.config = session.config
         ui = self.config["ui"]
@@ -114,6 +115,21 @@ class GpudashApp(App[int]):
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
         self._watch_terminal()
+        store.warn = self._say_ignored  # stderr is not seen under the dashboard
+
+    def on_unmount(self) -> None:
+        store.warn = self._store_warn
+
+    def _say_ignored(self, message: str) -> None:
+        """Remembered results the views would read were ignored (a damaged file, say): a notification naming the
+        file and why, where the command line prints a warning line. Called from worker threads too."""
+        try:
+            self.call_from_thread(self._notify_ignored, message)
+        except RuntimeError:  # already on the app's own thread
+            self._notify_ignored(message)
+
+    def _notify_ignored(self, message: str) -> None:
+        self.notify(message, title="remembered results ignored", severity="warning", timeout=15)
 
     def _watch_terminal(self) -> None:
         """End the dashboard when its terminal is gone but no SIGHUP came (gpudash.tui.terminal_watch)."""
