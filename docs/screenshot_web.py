@@ -3,9 +3,9 @@
     python docs/screenshot_web.py
 
 Needs Debian's chromium-headless-shell (or chromium). Starts `gpudash web` on a free 127.0.0.1 port,
-replaying the 8-GPU example snapshot with a config whose charts span one minute, opens it in a 1400x900
-browser window, lets the charts fill for 50 s and saves what the page shows at the next busy sample. The browser is driven by the
-test suite's small DevTools client (tests/cdp.py, tests/web_helpers.py).
+replaying the 8-GPU example snapshot, opens it in a 1400x900 browser window and saves what the page shows at
+the first busy sample (the dashboard's table of every GPU and process). The browser is driven by the test
+suite's small DevTools client (tests/cdp.py, tests/web_helpers.py).
 """
 
 from __future__ import annotations
@@ -23,16 +23,14 @@ from cdp import Chromium, find_chromium  # noqa: E402
 from web_helpers import DGX, SCREEN, WebServer, open_dashboard  # noqa: E402
 
 SIZE = (1400, 900)
-FILL_S = 50  # the charts span 60 s (config below); leave a little of the axis empty, as a live view has
 
 
 async def shoot(browser: Chromium, url: str, png: Path) -> None:
     async with aiohttp.ClientSession() as http:
         page = await open_dashboard(browser, url, http)
         await page.wait_until(f"{SCREEN}.includes('H100')", timeout=30)
-        await asyncio.sleep(FILL_S)
-        # The replayed samples cycle from idle to busy: show the cards at a busy one, as docs/screenshot.py does.
-        await page.wait_until(f"/util [━ ]+ 9[0-9]%/.test({SCREEN})", timeout=20)
+        # The replayed samples cycle from idle to busy: show the table at a busy one, as docs/screenshot.py does.
+        await page.wait_until(f"/HBM3[^%\\n]* 9[0-9]%/.test({SCREEN})", timeout=60)
         png.write_bytes(await page.screenshot())
 
 
@@ -42,9 +40,7 @@ def main() -> None:
         raise SystemExit("needs Debian's chromium-headless-shell (apt-get install chromium-headless-shell)")
     png = HERE / "screenshot-web.png"
     with tempfile.TemporaryDirectory() as scratch:
-        config = Path(scratch) / "config.toml"
-        config.write_text("[ui]\nhistory_seconds = 60\n")
-        with WebServer("--replay", str(DGX), "--config", str(config)) as server:
+        with WebServer("--replay", str(DGX)) as server:
             browser = Chromium(binary, Path(scratch) / "profile", size=SIZE)
             try:
                 asyncio.run(shoot(browser, server.url, png))
