@@ -39,13 +39,12 @@ def main() -> None:
     if binary is None:
         raise SystemExit("needs Debian's chromium-headless-shell (apt-get install chromium-headless-shell)")
     png = HERE / "screenshot-web.png"
-    with tempfile.TemporaryDirectory() as scratch:
-        with WebServer("--replay", str(DGX)) as server:
-            browser = Chromium(binary, Path(scratch) / "profile", size=SIZE)
-            try:
-                asyncio.run(shoot(browser, server.url, png))
-            finally:
-                browser.quit()
+    with tempfile.TemporaryDirectory() as scratch, WebServer("--replay", str(DGX)) as server:
+        browser = Chromium(binary, Path(scratch) / "profile", size=SIZE)
+        try:
+            asyncio.run(shoot(browser, server.url, png))
+        finally:
+            browser.quit()
     print(f"wrote {png}")
 
 
