@@ -5,7 +5,8 @@
 1. Scrape: `gpudash serve`'s collector on the replayed 8-GPU snapshot, with a remembered probe (9 precisions
    per GPU), a 20-run benchmark history (8 GPUs x 9 precisions each) and checks planted in a temporary state
    folder (replays never save their own, so these records are synthetic, shaped like the commands' output).
-   Times 300 scrapes over HTTP (prometheus_client's server, http.client on loopback) after one cold scrape.
+   Times 300 scrapes over HTTP (`gpudash serve`'s endpoint, gpudash.exporter.http; http.client on loopback)
+   after one cold scrape.
    Goal: one scrape within 10 ms.
 2. Fleet engine: benchmarks/fleet_sim.py serves 128 hosts x 8 GPUs on loopback ports; a separate process runs
    the scrape source of `gpudash fleet` (gpudash.actions.fleet) round after round at its adaptive interval
@@ -43,11 +44,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def plant_results(machine) -> None:
     """Remembered results for the replayed machine, the size real commands would leave behind."""
     from gpudash import store
-    from gpudash.measure.probe import remember  # noqa: F401  (the record layout it writes)
+    from gpudash.measure.bench.store import BENCH_HISTORY_KIND
     from gpudash.measure.probe.report import PROBE_VERSION
+    from gpudash.measure.probe.store import PROBE_KIND
     from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
-    from gpudash.plugin_manager.remembered import remember_checks
+    from gpudash.plugin_manager.remembered import CHECKS_KIND, CHECKS_VERSION
     from gpudash.precisions import PRECISIONS
+
+    # Written with the store and each kind's owner's name and layout (a replay never saves its own results).
 
     stamp = "2026-11-20T10:00:00+0000"
     matrices = {}
@@ -57,7 +61,7 @@ def plant_results(machine) -> None:
             for p in PRECISIONS
         }
         matrices[d.key] = PrecisionCapabilityMatrix(d.name, device=d.key, results=results, measured_at=stamp).to_dict()
-    store.save("probe", machine, {"version": PROBE_VERSION, "matrices": matrices})
+    store.save(PROBE_KIND, machine, {"version": PROBE_VERSION, "matrices": matrices})
     for run in range(20):
         devices = []
         for d in machine.devices:
@@ -73,40 +77,29 @@ def plant_results(machine) -> None:
                  "median_gflops_by_precision": {p: 4.5e5 for p in PRECISIONS}, "results": results,
                  "memory_bandwidth": [{"op": "copy", "status": "ok", "gbps": 2900.0}]}
             )  # fmt: skip
-        store.append_history("bench", machine, {"version": 1, "replayed": False, "devices": devices})
+        store.append_history(BENCH_HISTORY_KIND, machine, {"version": 1, "replayed": False, "devices": devices})
     checks = [
-        {"plugin": "p", "check": f"c{i}", "device": d.key, "status": "pass", "summary": "ok"}
+        {"plugin": "p", "check": f"c{i}", "device": d.key, "status": "pass", "summary": "ok", "checked_at": stamp}
         for d in machine.devices
         for i in range(7)
     ]
-    remember_checks(_LiveView(machine), checks)
-
-
-class _LiveView:
-    """The replayed machine, presented as live so remember_checks saves under its id (replays never save)."""
-
-    def __init__(self, machine) -> None:
-        self._m = machine
-        self.replayed = False
-
-    def __getattr__(self, name):
-        return getattr(self._m, name)
+    store.save(CHECKS_KIND, machine, {"version": CHECKS_VERSION, "checks": checks})
 
 
 def scrape_timing(scrapes: int) -> dict:
     import http.client
 
-    from prometheus_client import start_http_server
-
     from gpudash.config import defaults
     from gpudash.devices import discover
     from gpudash.exporter import registry_for
+    from gpudash.exporter.http import MetricsApp, start
 
     os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="gpudash-bench-state-")
     machine = discover(replay=str(DGX))
     plant_results(machine)
-    registry, _ = registry_for(machine, defaults())
-    server, _ = start_http_server(0, addr="127.0.0.1", registry=registry)
+    _, collector = registry_for(machine, defaults())
+    collector.families()  # as `gpudash serve` does before it listens
+    server = start(MetricsApp(collector), "127.0.0.1", 0)  # the endpoint `gpudash serve` runs
     port = server.server_address[1]
 
     def one() -> tuple[float, bytes]:

@@ -25,17 +25,16 @@ def main() -> int:
     parser.add_argument("--hosts", type=int, default=128)
     args = parser.parse_args()
 
-    from prometheus_client import start_http_server
-
     from gpudash.config import defaults
     from gpudash.devices import discover
     from gpudash.exporter import registry_for
+    from gpudash.exporter.http import MetricsApp, start
 
     ports = []
     for i in range(args.hosts):
-        registry, collector = registry_for(discover(replay=str(DGX)), defaults(), hostname=f"sim-{i:03d}")
+        _, collector = registry_for(discover(replay=str(DGX)), defaults(), hostname=f"sim-{i:03d}")
         collector.families()  # warm, as `gpudash serve` is before it listens
-        server, _ = start_http_server(0, addr="127.0.0.1", registry=registry)
+        server = start(MetricsApp(collector), "127.0.0.1", 0)  # the endpoint `gpudash serve` runs
         ports.append(server.server_address[1])
     print(json.dumps({"ports": ports}), flush=True)
     sys.stdin.read()  # until the benchmark closes our stdin; the servers' threads are daemons and end with us

@@ -278,3 +278,27 @@ def test_amd_gpus_carry_the_labels_of_amds_exporter(monkeypatch):
     assert info["0"]["card_model"] == "AMD Instinct MI300X" and info["0"]["serial_number"] == "692251001124"
     assert info["1"].get("serial_number", "") == ""  # an empty label is no label, to Prometheus
     assert info["0"]["hostname"] == "node-b"
+
+
+def test_the_endpoint_serves_what_prometheus_client_would_and_re_encodes_only_on_change(remembered_cpu):
+    """gpudash serve's HTTP app caches the encoded text of what changes only with a remembered result: the
+    output must be what prometheus_client would print, in both formats, filtered by name[], and a new result
+    on disk must show at the next scrape."""
+    from prometheus_client.openmetrics.exposition import generate_latest as openmetrics_latest
+
+    from gpudash.exporter.http import MetricsApp
+
+    machine, cpu = remembered_cpu
+    registry, collector = registry_for(machine, defaults(), telemetry=False)
+    app = MetricsApp(collector)
+    text, content_type = app.render(None, None)
+    assert content_type.startswith("text/plain") and text.decode() == scrape(registry)
+    om, om_type = app.render("application/openmetrics-text;version=1.0.0", None)
+    assert om_type.startswith("application/openmetrics-text") and om == openmetrics_latest(registry)
+    assert om.count(b"# EOF") == 1 and om.endswith(b"# EOF\n")
+    only, _ = app.render(None, frozenset({"gpudash_precision_verified"}))
+    assert {s.name for s in samples(only.decode())} == {"gpudash_precision_verified"}
+    append_run(machine, _bench_doc(cpu, "2026-11-22T09:00:00+0000", {"fp32": (400.0, 0.9, 1.0)}))
+    again, _ = app.render(None, None)
+    flops = {s.labels["precision"]: s.value for s in named(again.decode(), "gpudash_bench_matmul_flops_per_second")}
+    assert flops["fp32"] == 400e9  # the newest run, not the cached text of the older state

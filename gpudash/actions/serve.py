@@ -1,8 +1,8 @@
 """`gpudash serve`: publish gpudash's metrics for Prometheus, or write them once as a node_exporter textfile.
 
-The HTTP server is prometheus_client's (a thread per request, TLS from a certificate and key); gpudash's
-collector reads the remembered results at each scrape, so a scrape costs a few milliseconds and never runs
-device code. The default address is loopback: publishing to the network is a choice the user makes with
+The HTTP endpoint (gpudash.exporter.http) answers as prometheus_client's does, a thread per request, TLS from
+a certificate and key; what changes only with a remembered result is encoded once per change, so a scrape
+costs a few milliseconds and never runs device code. The default address is loopback: publishing to the network is a choice the user makes with
 `--listen`, ideally with TLS.
 """
 
@@ -70,17 +70,15 @@ def tls_files(cert: str | None, key: str | None) -> tuple[str, str] | None:
     return cert, key
 
 
-def start(registry, listen: Listen, tls: tuple[str, str] | None = None):
-    """Start prometheus_client's server on a daemon thread; returns (server, the port it got)."""
+def start(collector, listen: Listen, tls: tuple[str, str] | None = None):
+    """Serve the collector's metrics from a daemon thread (gpudash.exporter.http); returns (server, its port)."""
     import ssl
 
-    from prometheus_client import start_http_server
+    from gpudash.exporter.http import MetricsApp
+    from gpudash.exporter.http import start as start_server
 
-    certfile, keyfile = tls or (None, None)
     try:
-        server, _ = start_http_server(
-            listen.port, addr=listen.host, registry=registry, certfile=certfile, keyfile=keyfile
-        )
+        server = start_server(MetricsApp(collector), listen.host, listen.port, tls)
     except ssl.SSLError as exc:
         raise GpudashError(f"--tls-cert/--tls-key: cannot load the certificate and key: {exc.reason or exc}") from None
     except OSError as exc:
@@ -102,9 +100,9 @@ def serve(
     """Serve until `stop` is set (SIGTERM sets it when called from the main thread); Ctrl-C also stops."""
     from gpudash.exporter import registry_for
 
-    registry, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname)
+    _, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname)
     collector.families()  # parse the remembered results and decide the settings before the first scrape
-    server, port = start(registry, listen, tls)
+    server, port = start(collector, listen, tls)
     stop = stop or threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():

@@ -51,19 +51,29 @@ class GpudashCollector:
             self._decided, self._decided_for = decided, self.remembered.signature
         return self._decided
 
-    def families(self) -> list[Family]:
+    def batch_families(self) -> tuple[list[Family], tuple | None]:
+        """What changes only when a remembered result changes on disk, and the signature of that state (the
+        HTTP app re-encodes these only when it moved: gpudash.exporter.http)."""
         with self._lock:
-            scrape = self._scrape(self.remembered.current())
-            if self._batch_for != self.remembered.signature:  # rebuilt only when a result on disk changed
+            if self._batch_for != self.remembered.current_signature():
+                scrape = self._scrape(self.remembered.current())
                 batch: list[Family] = []
                 for module in BATCH_MODULES:
                     batch += module.families(scrape)
                 batch += recommendation.families(scrape, self._recommendations(scrape))
                 self._batch, self._batch_for = batch, self.remembered.signature
-            out = list(self._batch)
-            if self.telemetry:
-                out += telemetry.families(scrape)
-        return out
+            return list(self._batch), self._batch_for
+
+    def live_families(self) -> list[Family]:
+        """Live telemetry, read at every scrape (none with --no-telemetry)."""
+        if not self.telemetry:
+            return []
+        with self._lock:
+            scrape = self._scrape(self.remembered.current())
+        return telemetry.families(scrape)
+
+    def families(self) -> list[Family]:
+        return self.batch_families()[0] + self.live_families()
 
     def collect(self) -> Iterator[Family]:
         for family in self.families():

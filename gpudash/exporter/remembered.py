@@ -47,13 +47,18 @@ class _CachedFile:
         self.stamp: tuple[int, int] | None = None
         self.value: Any = None
 
-    def read(self) -> tuple[tuple[int, int] | None, Any]:
+    def stat(self) -> tuple[int, int] | None:
         try:
             st = os.stat(self.path)
         except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def read(self) -> tuple[tuple[int, int] | None, Any]:
+        stamp = self.stat()
+        if stamp is None:
             self.stamp, self.value = None, None
             return None, None
-        stamp = (st.st_mtime_ns, st.st_size)
         if stamp != self.stamp:
             try:
                 with open(self.path, encoding="utf-8") as fh:
@@ -90,6 +95,10 @@ class RememberedResults:
         }
         self.signature: tuple = ()
         self._results = Results()
+
+    def current_signature(self) -> tuple:
+        """The signature of what is on disk now (each file's stat; nothing parsed)."""
+        return tuple(f.stat() for f in self._files.values())
 
     def current(self) -> Results:
         read = {name: f.read() for name, f in self._files.items()}
