@@ -34,7 +34,7 @@ def test_plugins_table_lists_the_builtins():
     lines = res.stdout.splitlines()
     assert lines[0].split() == ["name", "version", "from", "hooks", "provides", "status"]
     rocm = next(line for line in lines if line.startswith("rocm_checks"))
-    assert "entry point (gpudash 0.1.0)" in rocm and "register_checks" in rocm and "7 checks" in rocm
+    assert "entry point (gpudash 0.1.0)" in rocm and "register_checks" in rocm and "8 checks" in rocm
     assert rocm.endswith("loaded")
 
 
@@ -100,8 +100,8 @@ def test_check_still_runs_the_builtin_checks_next_to_a_plugin_that_crashes_on_im
         "--plugins-dir", str(SAMPLES), "check", GPUDASH_LOAD_PLUGINS="rocm_checks,crashing_import,good_sample"
     )
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("[live]  9 checks on 1 device: 2 pass, 7 skip")
-    assert "rocm_checks (7 checks)        skip    not run: for amd devices only" in res.stdout
+    assert res.stdout.startswith("[live]  10 checks on 1 device: 2 pass, 8 skip")
+    assert "rocm_checks (8 checks)        skip    not run: for amd devices only" in res.stdout
     assert "good_sample/always_passes     pass" in res.stdout
     assert "plugin crashing_import had errors: plugin import crashed: process killed by SIGSEGV" in res.stdout
 
@@ -118,8 +118,8 @@ def test_check_table_live_cpu_skips_rocm_checks(no_vendor_libs, capsys, monkeypa
     monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "rocm_checks")
     assert main(["check"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("[live]  7 checks on 1 device: 7 skip")
-    assert "rocm_checks (7 checks)  skip    not run: for amd devices only" in out
+    assert out.startswith("[live]  8 checks on 1 device: 8 skip")
+    assert "rocm_checks (8 checks)  skip    not run: for amd devices only" in out
 
 
 @pytest.mark.skipif(not (SNAPSHOTS / "rx-5600-xt.json").exists(), reason="example snapshot not written yet")
@@ -128,7 +128,7 @@ def test_check_replayed_rdna1_table_shows_fix_and_env(capsys, monkeypatch):
     assert main(["--replay", str(SNAPSHOTS / "rx-5600-xt.json"), "check"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("[replayed from rx-5600-xt.json")
-    assert "rocm_checks (4 checks)         skip    not run: replayed" in out
+    assert "rocm_checks (5 checks)         skip    not run: replayed" in out
     assert "rocm_checks/hipblaslt_support  warn    hipBLASLt does not support gfx1010" in out
     assert "env: TORCH_BLAS_PREFER_HIPBLASLT=0" in out
     assert "rocm_checks/fft_stability      warn    FFT routed to the CPU on gfx1010" in out

@@ -56,7 +56,7 @@ def test_writes_to_fd_1_never_reach_check_json(tmp_path):
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("{") and "FD1 NOISE" not in res.stdout
     checks = {c["check"]: c["status"] for c in strict_json(res.stdout)["checks"]}
-    assert checks["fd1_check"] == "pass" and len(checks) == 8  # and the seven built-in ROCm checks
+    assert checks["fd1_check"] == "pass" and len(checks) == 9  # and the eight built-in ROCm checks
     listing = gpudash_cli("plugins", "--json", tmp_path=tmp_path, plugins="fd1_writer")
     assert listing.returncode == 0 and listing.stdout.startswith("{") and "FD1 NOISE" not in listing.stdout
 
@@ -88,7 +88,7 @@ def test_keyboard_interrupt_at_import_is_a_failed_plugin_not_an_interrupted_comm
     res = gpudash_cli("check", "--json", tmp_path=tmp_path, plugins="interrupt_at_import,rocm_checks")
     assert res.returncode == 0, res.stderr
     data = strict_json(res.stdout)
-    assert len(data["checks"]) == 7  # the built-in checks all ran
+    assert len(data["checks"]) == 8  # the built-in checks all ran
     [failed] = data["plugin_errors"]
     assert failed["plugin"] == "interrupt_at_import"
     assert failed["errors"] == [

@@ -297,7 +297,7 @@ def test_the_builtin_plugins_load_from_an_installed_wheel(tmp_path):
     assert res.returncode == 0, res.stderr
     gpudash_file, rocm_file, records = json.loads(res.stdout)
     assert gpudash_file.startswith(str(target)) and rocm_file.startswith(str(target))
-    assert records["rocm_checks"]["loaded"] and len(records["rocm_checks"]["provides"]["checks"]) == 7
+    assert records["rocm_checks"]["loaded"] and len(records["rocm_checks"]["provides"]["checks"]) == 8
     assert records["adaptive_kernels"]["provides"]["benchmarks"] == ["adaptive_matmul"]
 
 

@@ -35,13 +35,6 @@ class FleetView(Vertical):
         Binding("escape", "back", "All hosts", tooltip="leave the host drill-down"),
         Binding("R", "refresh_now", "Refresh", tooltip="start a round now"),
     ]
-    DEFAULT_CSS = """
-    FleetView { height: 1fr; padding: 0 1; }
-    #fleet-status { height: auto; margin-top: 1; color: $text-muted; }
-    #fleet-table { height: 1fr; margin-top: 1; }
-    #fleet-detail { height: auto; max-height: 16; margin: 1 0; padding: 0 1; background: $boost; color: $text; }
-    """
-
     app: GpudashApp
 
     def __init__(self, app: GpudashApp, spec: FleetSpec | None = None) -> None:
