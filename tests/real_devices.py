@@ -80,7 +80,9 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     # AMD Instinct
     (ROCMINFO, "amd", "AMD Instinct MI300X", "gfx942", "CDNA3", "spec"),
     (TORCH, "amd", "AMD Instinct MI300X", "gfx942:sramecc+:xnack-", "CDNA3", "spec"),
-    (ROCMINFO, "amd", "AMD Instinct MI300X VF", "gfx942", "CDNA3", "none"),  # a virtual function may be a partition
+    # One SR-IOV function per MI300X (AMD's MxGPU-Virtualization support table): the whole GPU; a partition
+    # would show by its CU count (tests/test_knowledge.py)
+    (ROCMINFO, "amd", "AMD Instinct MI300X VF", "gfx942", "CDNA3", "spec"),
     (ROCMINFO, "amd", "AMD Instinct MI325X", "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", "CDNA3", "spec"),
     (ROCMINFO, "amd", "AMD Instinct MI300A", "gfx942", "CDNA3", "spec"),
     (ROCMINFO, "amd", "AMD Instinct MI355X", "gfx950", "CDNA4", "spec"),

@@ -436,8 +436,9 @@ def test_named_part_peaks_are_spec(device, precision, tflops):
         (nv("NVIDIA H800 PCIe", "9.0", 114, 1755), "bf16", 114 * 1755 * 4096 / 1000),
         # rocminfo's generic APU name: RDNA3.5 WMMA 512 FLOP/clk/CU from the device's own CUs and clock
         (amd("AMD Radeon Graphics", "gfx1151", 40, 2900), "fp16", 40 * 2900 * 512 / 1000),
-        # a virtual function may be a partition: its own CU count, never the whole MI300X's datasheet
+        # a partition (a VF of one XCD, or an MI300X in CPX mode): its own CU count, never the whole MI300X's datasheet
         (amd("AMD Instinct MI300X VF", "gfx942", 38, 2100), "bf16", 38 * 2100 * 2048 / 1000),
+        (amd("AMD Instinct MI300X", "gfx942", 38, 2100), "bf16", 38 * 2100 * 2048 / 1000),
         # GTX 16xx (TU116): no tensor cores; fp16 on FP16 units at 2x fp32 (24 SM x 1770 MHz x 256)
         (nv("NVIDIA GeForce GTX 1660 Ti", "7.5", 24, 1770), "fp16", 24 * 1770 * 256 / 1000),
     ],
@@ -575,3 +576,14 @@ def test_peaks_never_raise(device):
     assert isinstance(peaks_for(device), dict)
     peak_memory_bandwidth_gbps(device)
     assert isinstance(arch_for(device), ArchInfo)
+
+
+def test_a_whole_gpu_virtual_function_gets_the_parts_figures():
+    """Clouds pass an MI300X to a VM as its one SR-IOV function ("AMD Instinct MI300X VF", all 304 CUs): that is
+    the whole GPU, with the MI300X's datasheet figures and bandwidth; a partition does not get them."""
+    from gpudash.knowledge import peak_memory_bandwidth_gbps
+
+    whole = amd("AMD Instinct MI300X VF", "gfx942", 304, 2100)
+    assert peaks_for(whole)["bf16"].provenance == "spec" and peaks_for(whole)["bf16"].gflops == 1307.4e3
+    assert peak_memory_bandwidth_gbps(whole).gflops == 5300.0
+    assert peak_memory_bandwidth_gbps(amd("AMD Instinct MI300X", "gfx942", 38, 2100)) is None  # a CPX partition

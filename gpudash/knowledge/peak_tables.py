@@ -571,10 +571,11 @@ AMD_INSTINCT: tuple[Part, ...] = (
     Part(
         "AMD Instinct MI300X",
         "amd",
-        r"\bmi300x\b(?! vf\b)",
+        r"\bmi300x\b",  # "MI300X VF" too: one SR-IOV function per GPU (a partition shows by its CU count)
         f"{_MI300}/mi300x.html; {_ROCM_ARCH}/mi300.html",
         {"fp64": 163.4, "fp32": 163.4, "tf32": 653.7, "fp16": 1307.4, "bf16": 1307.4, **_fp8(2614.9), "int8": 2614.9},
         5300.0,
+        units=304,  # ROCm's MI300 page; a device reporting fewer CUs is a partition (CPX mode, a split VF)
     ),
     # MI325X: fp16/bf16/fp8 (AMD footnote MI325-002) and 6 TB/s confirmed; the rest was not
     Part(

@@ -287,6 +287,13 @@ def _mark(peak: Peak, candidates: tuple[str, ...], why: str) -> Peak:
     return Peak(peak.gflops, peak.provenance, f"{peak.basis}; {why}", candidates)
 
 
+def is_partition(device: DeviceFacts, part: Part) -> bool:
+    """A device with fewer SMs/CUs than its part specifies is a part of it (an MI300X in CPX mode, a virtual
+    function of a slice, a MIG-like split under the same name): its own count and clock, not the part's figures."""
+    units = _positive_int(getattr(device, "multiprocessors", None))
+    return bool(units and part.units and units < part.units)
+
+
 def peaks_for(device: DeviceFacts) -> dict[str, Peak]:
     """Precision -> theoretical peak, for the precisions we can say something about. Never raises."""
     try:
@@ -299,7 +306,7 @@ def peaks_for(device: DeviceFacts) -> dict[str, Peak]:
         native = {p for p, level in arch.precisions.items() if level == NATIVE}
         out = _gpu_formula(device, arch, native)
         match = match_parts(device)
-        if match.part is not None:
+        if match.part is not None and not is_partition(device, match.part):
             out.update(part_peaks(match.part, arch))
         elif match.ambiguous:
             names = ", ".join(match.candidates)
@@ -324,7 +331,7 @@ def peak_memory_bandwidth_gbps(device: DeviceFacts) -> Peak | None:
         match = match_parts(device)
         part = match.part
         if part is not None:
-            if part.bandwidth_gbs is None:
+            if part.bandwidth_gbs is None or is_partition(device, part):
                 return None
             return Peak(part.bandwidth_gbs, SPEC, f"{part.label} datasheet ({part.source})")
         if match.ambiguous and not match.others:
