@@ -25,13 +25,29 @@ def add_device_option(parser: argparse.ArgumentParser, what: str, *, repeatable:
     )
 
 
-def add_precisions_option(parser: argparse.ArgumentParser, what: str, default: str) -> None:
+def add_precisions_option(
+    parser: argparse.ArgumentParser, what: str, default: str, *, old_spelling: bool = False
+) -> None:
+    """`--precisions LIST`; with `old_spelling`, also the hidden `--precision NAME` of earlier releases (read
+    together by chosen_precisions, with a warning)."""
     parser.add_argument(
         "--precisions",
         metavar="LIST",
         action="append",
         help=f"{what} only these precisions, comma-separated, e.g. fp32,bf16,int8; repeatable (default: {default})",
     )
+    if old_spelling:
+        parser.add_argument("--precision", metavar="NAME", action="append", help=argparse.SUPPRESS)
+
+
+def chosen_precisions(args: argparse.Namespace) -> list[str] | None:
+    """The precisions `--precisions` (and the old `--precision`, said to be deprecated) ask for; None: all."""
+    old = getattr(args, "precision", None) or []
+    wanted = (args.precisions or []) + old
+    chosen = precision_list(wanted, "--precisions" if args.precisions else "--precision") if wanted else None
+    if old:
+        say("warning: --precision is deprecated; use --precisions " + ",".join(old))
+    return chosen
 
 
 def positive_seconds(value: float | None, option: str, default: float) -> float:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 
@@ -24,9 +23,7 @@ def add_parser(subparsers, parents) -> None:
         "Examples: torchrun --nproc-per-node 8 -m gpudash preflight; srun gpudash preflight (docs/fleet.md)",
     )
     p.add_argument("--json", action="store_true", help="print the preflight JSON document (rank 0) instead of a table")
-    add_precisions_option(p, "probe", "all")
-    # The old spelling: one precision per option. Still accepted (hidden from --help), with a warning.
-    p.add_argument("--precision", metavar="NAME", action="append", help=argparse.SUPPRESS)
+    add_precisions_option(p, "probe", "all", old_spelling=True)
     p.add_argument(
         "--timeout",
         metavar="S",
@@ -50,7 +47,7 @@ def add_parser(subparsers, parents) -> None:
 
 def run(ctx) -> int:
     from gpudash.actions import preflight
-    from gpudash.cli.arguments import positive_seconds, precision_list, say
+    from gpudash.cli.arguments import chosen_precisions, positive_seconds
     from gpudash.errors import UsageError
     from gpudash.preflight.launcher import detect
     from gpudash.preflight.verdict import rank_list
@@ -59,10 +56,7 @@ def run(ctx) -> int:
     args = ctx.args
     if ctx.session.replay:
         raise UsageError("--replay: preflight checks the devices this job really runs on; a snapshot has none")
-    wanted = (args.precisions or []) + (args.precision or [])
-    precisions = precision_list(wanted, "--precisions" if args.precisions else "--precision") if wanted else None
-    if args.precision:
-        say("warning: --precision is deprecated; use --precisions " + ",".join(args.precision))
+    precisions = chosen_precisions(args)
     options = preflight.Options(
         device=args.device,
         precisions=precisions,

@@ -8,7 +8,6 @@ precision the spec calls native on a device failed there: the hardware should do
 
 from __future__ import annotations
 
-import argparse
 from typing import TYPE_CHECKING
 
 from gpudash import strict_json
@@ -29,9 +28,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "the spec calls native fails.",
     )
     add_device_option(p, "probe only this device", repeatable=True, default="every device")
-    add_precisions_option(p, "probe", "all")
-    # The old spelling: one precision per option. Still accepted (hidden from --help), with a warning.
-    p.add_argument("--precision", metavar="NAME", action="append", help=argparse.SUPPRESS)
+    add_precisions_option(p, "probe", "all", old_spelling=True)
     p.add_argument(
         "--json", action="store_true", help="print the probe JSON contract (docs/ARCHITECTURE.md) instead of a table"
     )
@@ -56,16 +53,13 @@ def _progress(event: dict) -> None:
 
 def run(ctx: Context) -> int:
     from gpudash.actions.probe import probe
-    from gpudash.cli.arguments import positive_seconds, precision_list, say
+    from gpudash.cli.arguments import chosen_precisions, positive_seconds, say
     from gpudash.errors import EXIT_FINDINGS, EXIT_OK
     from gpudash.render.probe import render
 
     args = ctx.args
     timeout = positive_seconds(args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"])
-    wanted = (args.precisions or []) + (args.precision or [])
-    precisions = precision_list(wanted, "--precisions" if args.precisions else "--precision") if wanted else None
-    if args.precision:
-        say("warning: --precision is deprecated; use --precisions " + ",".join(args.precision))
+    precisions = chosen_precisions(args)
     result = probe(
         ctx.session,
         devices=args.device,

@@ -68,9 +68,8 @@ class GpudashCollector:
         """Live telemetry, read at every scrape (none with --no-telemetry)."""
         if not self.telemetry:
             return []
-        with self._lock:
-            scrape = self._scrape(self.remembered.current())
-        return telemetry.families(scrape)
+        with self._lock:  # one device reading at a time; telemetry needs no remembered result, so none is read
+            return telemetry.families(self._scrape(Results()))
 
     def families(self) -> list[Family]:
         return self.batch_families()[0] + self.live_families()
