@@ -101,6 +101,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "bench": {
         "timeout_s": Key(600.0, float, 1, 7200),
         "case_budget_s": Key(2.0, float, 0.05, 600),
+        "redact": Key(False, bool),
     },
     "export": {
         "bench": Key("quick", str, choices=("none", "quick", "full")),

@@ -9,6 +9,7 @@ from pathlib import Path
 from conftest import H100, snapshot_dict
 
 from gpudash.cli import main
+from gpudash.errors import EXIT_USAGE
 from gpudash.redaction import FIRST_PID, redact
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,7 +64,9 @@ def test_a_redacted_snapshot_replays(tmp_path, capsys):
     capsys.readouterr()
     assert main(["--replay", str(out), "info"]) == 0
     table = capsys.readouterr().out
-    assert table.startswith("host-redacted-1") and "process-redacted-1[10001]" in table
+    assert table.startswith("host-redacted-1")
+    row = next(line for line in table.splitlines() if line.startswith("nvidia:0/mig0"))
+    assert row.split()[1] == str(FIRST_PID) and "user-redacted-1" in row and row.endswith("command-redacted-1")
 
 
 def test_the_config_default_and_no_redact(tmp_path, capsys):
@@ -85,3 +88,57 @@ def test_info_json_redact(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["host"]["hostname"] == "host-redacted-1" and data["devices"][0]["uuid"] == "GPU-redacted-1"
     assert data["devices"][0]["sample"]["processes"][0]["pid"] == FIRST_PID
+
+
+# Calibration profiles (bench --save --redact) -------------------------------------------------------------
+
+
+def _profile(tmp_path, name: str, *flags: str, config: str | None = None) -> dict:
+    source = tmp_path / "machine.json"
+    source.write_text(json.dumps(hostile_machine()))
+    out = tmp_path / name
+    head = ["--config", config] if config else []
+    argv = [*head, "--replay", str(source), "bench", "--no-plugins", "--device", "nvidia:0", "--save", str(out)]
+    assert main([*argv, *flags]) == 0
+    return json.loads(out.read_text())
+
+
+def test_a_redacted_profile_names_no_host_and_still_loads_and_compares(tmp_path, capsys):
+    plain = _profile(tmp_path, "plain.json")
+    red = _profile(tmp_path, "red.json", "--redact")
+    assert plain["metadata"]["hostname"] == "node7"
+    assert red["metadata"]["hostname"] == "host-redacted-1" and "node7" not in json.dumps(red)
+    # Nothing else changes: the device's model, figures and provenance are what a published profile is for.
+    assert {k: v for k, v in red["metadata"].items() if k != "hostname"} == {
+        k: v for k, v in plain["metadata"].items() if k != "hostname"
+    }
+    assert red["precision_matrix"] == plain["precision_matrix"]
+    capsys.readouterr()
+    assert main(["bench", "--load", str(tmp_path / "red.json"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == red
+    assert main(["bench", "--compare", str(tmp_path / "plain.json"), str(tmp_path / "red.json")]) == 0
+    assert "B / A" in capsys.readouterr().out
+
+
+def test_bench_redact_config_default_and_no_redact(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text("[bench]\nredact = true\n")
+    assert _profile(tmp_path, "a.json", config=str(config))["metadata"]["hostname"] == "host-redacted-1"
+    assert _profile(tmp_path, "b.json", "--no-redact", config=str(config))["metadata"]["hostname"] == "node7"
+    # snapshot.redact is the snapshot's default only: a profile keeps the hostname that tells one's machines apart
+    config.write_text("[snapshot]\nredact = true\n")
+    assert _profile(tmp_path, "c.json", config=str(config))["metadata"]["hostname"] == "node7"
+
+
+def test_redact_without_save_is_a_usage_error(capsys):
+    assert main(["--replay", str(ROOT / "examples/snapshots/h100-80gb.json"), "bench", "--redact"]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["gpudash: error: --redact: only with --save (it decides what the profile holds)"]
+
+
+def test_the_home_directory_inside_text_becomes_a_tilde(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/alice")
+    red = redact({"notes": ["/home/alice/.venv/lib/torch.so: cannot open", "/home/alicebob/x and /home/alice."]})
+    assert red["notes"] == ["~/.venv/lib/torch.so: cannot open", "/home/alicebob/x and ~."]
+    monkeypatch.setenv("HOME", "/")  # a home of "/" would match every path: left alone
+    assert redact({"notes": ["/usr/lib"]}) == {"notes": ["/usr/lib"]}

@@ -25,14 +25,15 @@ def preset(name: str) -> Preset:
     return get_preset(name)
 
 
-def save(run: BenchRun, path: str) -> bool:
-    """Write the profile of the run's (one) device to `path`; True when it replaced a file."""
+def save(run: BenchRun, path: str, redact: bool = False) -> bool:
+    """Write the profile of the run's (one) device to `path`, with `redact` its hostname (and identifiers in its
+    text) as placeholders; True when it replaced a file."""
     from gpudash.measure.calibration.profile import save_profile
     from gpudash.measure.calibration.report import profile_from_report
 
     report = next(iter(run.reports.values()))
     preset_name = run.plan.preset.name if run.plan.preset else None
-    return save_profile(profile_from_report(report, run.plan.machine, preset_name), path)
+    return save_profile(profile_from_report(report, run.plan.machine, preset_name), path, redact=redact)
 
 
 @dataclass

@@ -9,6 +9,7 @@ history for before/after comparisons (gpudash.actions.bench); `--save` writes a 
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import TYPE_CHECKING
 
@@ -51,6 +52,13 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "--json", action="store_true", help="print the bench JSON contract (docs/ARCHITECTURE.md) instead of a table"
     )
     p.add_argument("--save", metavar="PATH", help="also write a calibration profile (JSON) of the device to PATH")
+    p.add_argument(
+        "--redact",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --save: write the hostname (and any identifier or home directory in the profile's text) as "
+        "stable placeholders, for publishing the profile; it still loads and compares (default: config bench.redact)",
+    )
     p.add_argument("--load", metavar="PROFILE", help="show a saved profile instead of measuring")
     p.add_argument("--compare", metavar="PROFILE", nargs=2, help="compare two saved profiles (B against A)")
     p.add_argument(
@@ -110,6 +118,10 @@ def measure(ctx: Context) -> int:
     preset = profiles.preset(args.preset) if args.preset else None
     budget = positive_seconds(args.case_budget, "--case-budget", config["bench"]["case_budget_s"])
     timeout = positive_seconds(args.timeout, "--timeout", config["bench"]["timeout_s"])
+    if args.redact is not None and not args.save:
+        raise UsageError(
+            f"--{'' if args.redact else 'no-'}redact: only with --save (it decides what the profile holds)"
+        )
     if args.save:
         if is_stdout(args.save):  # the profile and the benchmark would run together into one unreadable stream
             raise UsageError(f"--save {args.save}: the profile is a file of its own; name a file, not stdout")
@@ -159,7 +171,8 @@ def measure(ctx: Context) -> int:
     if result.save_error is not None:
         say(f"warning: run not kept: {result.save_error}")
     if args.save:
-        replaced = profiles.save(result, args.save)
+        redact = args.redact if args.redact is not None else config["bench"]["redact"]
+        replaced = profiles.save(result, args.save, redact=redact)
         say(f"{'replaced' if replaced else 'wrote'} profile {args.save}")
     print(strict_json.dumps(result.data) if args.json else render(result.data))
     return 0

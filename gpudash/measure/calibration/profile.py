@@ -100,8 +100,16 @@ class CalibrationProfile:
         )
 
 
-def save_profile(profile: CalibrationProfile, path) -> bool:
-    return atomic_write_text(path, strict_json.dumps(profile.to_dict(), indent=2) + "\n")
+def save_profile(profile: CalibrationProfile, path, redact: bool = False) -> bool:
+    """Write the profile; True when it replaced a file. With `redact`, the hostname (the one field that names the
+    machine; the rest are the device's model and figures) and any identifier or home directory inside its text
+    are stable placeholders (gpudash.redaction), so the file can be published and still loads."""
+    document = profile.to_dict()
+    if redact:
+        from gpudash.redaction import redact as redacted
+
+        document = redacted(document)
+    return atomic_write_text(path, strict_json.dumps(document, indent=2) + "\n")
 
 
 def _calibration_layout(data: dict[str, Any]) -> bool:
