@@ -22,7 +22,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
-from gpudash import devices, lifetime
+from gpudash import devices, lifetime, store
 from gpudash.actions.host import HostMonitor
 from gpudash.actions.session import Session
 from gpudash.config import defaults
@@ -81,6 +81,7 @@ class GpudashApp(App[int]):
         self._machine_lock = threading.Lock()  # the torch merge must not run in the middle of a poll
         self._poll_timer: Timer | None = None
         self._polling = False
+        self._stderr_warn: Callable[[str], None] = store.warn  # what store.warn was before the app took it
         if ui["theme"] in self.available_themes:
             self.theme = ui["theme"]
         self.sub_title = self._sub_title()
@@ -103,6 +104,9 @@ class GpudashApp(App[int]):
         yield Footer()
 
     def on_mount(self) -> None:
+        # Ignored remembered results (a damaged state file, another gpudash's) would be said on stderr, which the
+        # running app hides: said as a notification instead, once per file as on the command line.
+        self._stderr_warn, store.warn = store.warn, self.say_results_ignored
         self.call_after_refresh(self.focus_view, self.query_one(f"#{self.views[0].pane_id}"))
         if self.config["ui"]["theme"] not in self.available_themes:
             self.notify(
@@ -111,6 +115,14 @@ class GpudashApp(App[int]):
         self._start_poll()
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
+
+    def on_unmount(self) -> None:
+        if store.warn == self.say_results_ignored:  # a view's worker that finishes later says it on stderr again
+            store.warn = self._stderr_warn
+
+    def say_results_ignored(self, message: str) -> None:
+        """One line naming the file and why its results were not used; from any thread (notify is thread-safe)."""
+        self.notify(message, severity="warning", timeout=15, markup=False)
 
     def _sub_title(self) -> str:
         where = "replayed" if self.machine.replayed else "live"
