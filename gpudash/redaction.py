@@ -1,16 +1,18 @@
-"""Redaction for public bug reports: a snapshot or an info document with what identifies a machine or its
-users replaced by stable placeholders.
+"""Redaction for public bug reports: a snapshot, an info document or a calibration profile with what identifies
+a machine or its users replaced by stable placeholders.
 
 Replaced: the hostname; every UUID (GPU-..., MIG-...), serial and PCI bus id; and of every process (any
 object with a "pid") its pid, name, command and user. Stable within one document: the same UUID becomes the
 same placeholder wherever it appears, so a reader can still tell that a MIG device's processes belong to one
-GPU. An identifier that also appears inside other text (a reason, a note, the origin) is replaced there too.
+GPU. An identifier that also appears inside other text (a reason, a note, the origin) is replaced there too, and
+so is the home directory of whoever redacts (as "~": error text from a child can hold a path under it).
 Kept: device models, architectures, memory, readings, versions; everything a bug report needs. The result has
 the same shape and types as the input, so a redacted snapshot replays like any other.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -22,6 +24,13 @@ _PREFIX = re.compile(r"^([A-Za-z]{2,8})-")  # GPU-, MIG-: kept, so the kind of i
 FIRST_PID = 10001  # placeholders for pids count up from here (pid 1 would read as init)
 _MIN_TEXT = 3  # shorter identifiers are not searched for inside other text
 _NOT_IN_TEXT = ("process", "command")
+HOME = "~"  # what the home directory becomes inside text
+
+
+def _home() -> str | None:
+    """The home directory as it appears in paths, or None where it would match too much ("/", unset)."""
+    home = os.path.expanduser("~").rstrip("/")
+    return home if len(home) >= _MIN_TEXT and home != "~" else None
 
 
 class Redactor:
@@ -50,9 +59,14 @@ class Redactor:
         # Identifiers inside other text too; process names and commands aside: a process called `python` must
         # not blank out every mention of python.
         in_text = {o: n for (stem, o), n in self._names.items() if stem not in _NOT_IN_TEXT and len(o) >= _MIN_TEXT}
+        alternatives = [re.escape(o) for o in sorted(in_text, key=len, reverse=True)]
+        home = _home()
+        if home is not None:  # a whole path component only: /home/al must not cut /home/alice to ~ice
+            in_text[home] = HOME
+            alternatives.insert(0, re.escape(home) + r"(?![\w-]|\.\w)")
         if not in_text:
             return replaced
-        pattern = re.compile("|".join(re.escape(o) for o in sorted(in_text, key=len, reverse=True)))
+        pattern = re.compile("|".join(alternatives))
         return self._in_text(replaced, pattern, in_text, set(self._names.values()))
 
     def _walk(self, node: Any) -> Any:

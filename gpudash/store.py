@@ -8,8 +8,9 @@ gpudash.measure.bench.store; every reader and writer uses those names.
 
 Remembered results are a convenience, never a reason to fail: a file that is damaged, of the wrong shape,
 not a regular file or too large is ignored with one warning line (`damaged`), and the owner of each kind checks
-its data the same way before using it. A file that cannot be written is a GpudashError for the caller to report
-beside what was measured.
+its data the same way before using it (and says so the same way when it ignores a record written by another
+gpudash version). The warning goes to stderr; the dashboard points `warn` at a notification while it runs. A
+file that cannot be written is a GpudashError for the caller to report beside what was measured.
 """
 
 from __future__ import annotations
@@ -82,7 +83,12 @@ def save(kind: str, machine, data: Any) -> Path:
 
 def load(kind: str, machine) -> tuple[str, Any] | None:
     """(saved_at, data) of the last save, or None. A damaged file counts as no file, with a warning."""
-    path = _path(kind, machine)
+    return read(_path(kind, machine))
+
+
+def read(path: Path) -> tuple[str, Any] | None:
+    """(saved_at, data) of the results file at `path` (for readers that hold a path: the exporter), or None;
+    damaged, with a warning, counts as none."""
     if not os.path.lexists(path):
         return None
     try:
@@ -101,8 +107,7 @@ def load(kind: str, machine) -> tuple[str, Any] | None:
 
 def append_history(kind: str, machine, data: Any, keep: int = 20) -> Path:
     """Add `data` to the list stored as `kind`, keeping the last `keep` entries, newest last."""
-    previous = load(kind, machine)
-    runs = previous[1] if previous and isinstance(previous[1], list) else []
+    runs = [{"saved_at": at, "data": kept} for at, kept in reversed(history(kind, machine))]  # what is damaged goes
     runs.append({"saved_at": now_iso(), "data": data})
     return save(kind, machine, runs[-keep:])
 
@@ -110,9 +115,16 @@ def append_history(kind: str, machine, data: Any, keep: int = 20) -> Path:
 def history(kind: str, machine) -> list[tuple[str, Any]]:
     """(saved_at, data) of the entries append_history kept as `kind`, newest first."""
     found = load(kind, machine)
-    runs = found[1] if found and isinstance(found[1], list) else []
-    return [
-        (r["saved_at"], r["data"])
-        for r in reversed(runs)
-        if isinstance(r, dict) and isinstance(r.get("saved_at"), str) and "data" in r
-    ]
+    if found is None:
+        return []
+    path = _path(kind, machine)
+    if not isinstance(found[1], list):
+        damaged(path, f"expected a list of kept entries, found {type(found[1]).__name__}")
+        return []
+    kept = []
+    for position, entry in enumerate(found[1]):
+        if isinstance(entry, dict) and isinstance(entry.get("saved_at"), str) and "data" in entry:
+            kept.append((entry["saved_at"], entry["data"]))
+        else:  # the others are still good
+            damaged(path, f"entry {position + 1} is not an object with saved_at and data")
+    return kept[::-1]

@@ -102,24 +102,38 @@ def test_a_bench_run_off_its_contract_is_left_out_and_the_others_kept(machine, w
     assert "the run saved at b: devices: 7 is not of type" in warning
 
 
-async def test_the_precision_and_benchmarks_views_draw_despite_damaged_state(machine, warnings):
-    write_state(PROBE_KIND, machine, probe_record(measured_gflops={"x": 1}))
+async def test_the_precision_and_benchmarks_views_draw_despite_damaged_state_and_say_so_once(machine, warnings):
+    probe_path = write_state(PROBE_KIND, machine, probe_record(measured_gflops={"x": 1}))
     bad_run = {"saved_at": "2026-01-02T03:04:05+0000", "data": {"devices": [{"matrix": "not a matrix"}]}}
-    write_state(BENCH_HISTORY_KIND, machine, json.dumps({"saved_at": "x", "data": [bad_run]}))
+    bench_path = write_state(BENCH_HISTORY_KIND, machine, json.dumps({"saved_at": "x", "data": [bad_run]}))
     app = create_app(machine, defaults(), add_torch_view=no_torch)
-    async with app.run_test(size=(150, 45)) as pilot:
+
+    def said() -> list[str]:
+        return [n.message for n in app._notifications if "remembered results ignored" in n.message]
+
+    async with app.run_test(size=(150, 45), notifications=True) as pilot:
         await pilot.press("v")
         await wait_until(
             pilot, lambda: bool(app.query("#prec-table")) and app.query_one("#prec-table", DataTable).row_count > 0
         )
         assert "remembered" not in str(app.query_one("#prec-status", Static).render())
+        await wait_until(pilot, lambda: len(said()) == 1)
+        assert said()[0].startswith(f"{probe_path}: remembered results ignored: ") and "measured_gflops" in said()[0]
         await pilot.press("b")
         await wait_until(pilot, lambda: bool(app.query("#bench-status")))
+        await wait_until(pilot, lambda: len(said()) == 2)
+        assert said()[1].startswith(f"{bench_path}: remembered results ignored: the run saved at 2026-01-02")
+        assert all("\n" not in m for m in said())
+        # On screen as a notification (toast), not only recorded; and said once: the views asking again add none.
         await pilot.pause(0.2)
-        assert app.is_running
-        said = [n.message for n in app._notifications if "remembered results ignored" in n.message]
-    # Said on the dashboard, once per file, instead of on a stderr nobody sees under it.
-    assert len(said) == 2 and warnings == []
+        shown = "\n".join(str(t.render()) for t in app.screen.query("Toast"))
+        assert str(probe_path) in shown and str(bench_path) in shown
+        await pilot.press("v")
+        await pilot.press("b")
+        await pilot.pause(0.3)
+        assert len(said()) == 2 and app.is_running
+    assert warnings == []  # said in the dashboard, which hides stderr, instead of on stderr
+    assert store.warn == warnings.append  # and the command line's warning is back after the app
 
 
 def test_probe_prints_what_it_measured_when_the_state_cannot_be_written(monkeypatch, tmp_path, capsys, no_vendor_libs):
@@ -132,3 +146,69 @@ def test_probe_prints_what_it_measured_when_the_state_cannot_be_written(monkeypa
     assert json.loads(out)["devices"][0]["precisions"]["fp32"]["verdict"] == "verified"
     [line] = [e for e in err.splitlines() if "warning" in e]
     assert line.startswith("gpudash: warning: not remembered: ") and "cannot keep remembered results" in line
+
+
+# Every reader says when it ignores remembered results, not only on damage --------------------------------------
+
+
+def test_a_probe_record_of_another_gpudash_version_is_ignored_with_one_warning(machine, warnings):
+    path = write_state(PROBE_KIND, machine, probe_record().replace('"version": 1', '"version": 99'))
+    assert probe.remembered(machine) is None and probe.remembered(machine) is None
+    assert warnings == [
+        f"{path}: remembered results ignored: written by another gpudash (probe record version 99, this gpudash "
+        "reads 1); the next probe replaces it"
+    ]
+
+
+def test_a_probe_of_another_device_under_this_machines_name_is_ignored_with_one_warning(machine, warnings):
+    path = write_state(PROBE_KIND, machine, probe_record().replace('"Test CPU"', '"Other CPU"'))
+    assert probe.remembered_matrix(machine, CPU) is None
+    [line] = warnings
+    assert (
+        line
+        == f"{path}: remembered results ignored: the probe of cpu:0 was measured on Other CPU, not on this Test CPU"
+    )
+
+
+def test_a_bench_history_of_the_wrong_shape_is_said_and_a_bad_entry_left_out(machine, warnings, monkeypatch):
+    good = {"version": 1, "replayed": False, "source": "live", "mode": "quick", "preset": None, "devices": []}
+    path = write_state(BENCH_HISTORY_KIND, machine, json.dumps({"saved_at": "x", "data": {"runs": []}}))
+    assert saved_runs(machine) == []
+    assert warnings == [f"{path}: remembered results ignored: expected a list of kept entries, found dict"]
+    monkeypatch.setattr(store, "_warned", set())
+    write_state(
+        BENCH_HISTORY_KIND, machine, json.dumps({"saved_at": "x", "data": [7, {"saved_at": "a", "data": good}]})
+    )
+    assert [at for at, _ in saved_runs(machine)] == ["a"]
+    assert warnings[-1] == f"{path}: remembered results ignored: entry 1 is not an object with saved_at and data"
+    # The next run keeps the good entries and drops the damaged one, rather than the whole history.
+    from gpudash.measure.bench.store import append_run
+
+    append_run(machine, good)
+    assert len(saved_runs(machine)) == 2 and 7 not in json.loads(path.read_text())["data"]
+
+
+def test_remembered_checks_of_another_version_or_shape_are_said(machine, warnings, monkeypatch):
+    from gpudash.plugin_manager.remembered import CHECKS_KIND, remembered_checks
+
+    path = write_state(CHECKS_KIND, machine, json.dumps({"saved_at": "x", "data": {"version": 7, "checks": []}}))
+    assert remembered_checks(machine) is None
+    assert "written by another gpudash (checks record version 7" in warnings[-1]
+    monkeypatch.setattr(store, "_warned", set())
+    write_state(CHECKS_KIND, machine, json.dumps({"saved_at": "x", "data": {"version": 1, "checks": "none"}}))
+    assert remembered_checks(machine) is None
+    assert warnings[-1] == f"{path}: remembered results ignored: expected an object with a list of checks"
+
+
+def test_the_exporter_reads_state_through_the_same_checks(machine, warnings):
+    """`gpudash serve` reads the state files at each scrape: a FIFO returns at once and every file it ignores is
+    said, as for every other reader (it used to read them with json.load and say nothing)."""
+    from gpudash.exporter.remembered import RememberedResults
+
+    path = store.path_of(PROBE_KIND, machine)
+    path.parent.mkdir(parents=True)
+    os.mkfifo(path)
+    write_state(BENCH_HISTORY_KIND, machine, '{"saved_at": "x", "data": [{"saved_at": "a", "data": NaN}]}')
+    results = RememberedResults(machine).current()
+    assert results.probes == {} and results.bench_runs == []
+    assert len(warnings) == 2 and "is a pipe (FIFO)" in warnings[0] and "the run saved at a" in warnings[1]

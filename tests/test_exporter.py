@@ -126,18 +126,40 @@ def _result(precision, verdict, gflops=None, efficiency=None, speedup=None):
 
 
 def _bench_doc(cpu, measured_at, precisions):
+    """A kept run as `gpudash bench --json` writes it (bench.schema.json: the readers leave out any other)."""
+    copy = {"op": "copy", "status": "ok", "bytes": 2**28, "gbps": 24.5, "median_s": 0.011, "reps": 5}
     return {
         "version": 1,
         "replayed": False,
+        "source": "live",
+        "mode": "quick",
+        "preset": None,
         "devices": [
             {
                 "key": cpu.key,
                 "index": cpu.index,
+                "vendor": cpu.vendor,
                 "name": cpu.name,
+                "provenance": "measured",
+                "replayed": False,
+                "mode": "quick",
                 "measured_at": measured_at,
+                "duration_s": 3.0,
+                "case_budget_s": 2.0,
+                "torch": "2.13.0+cpu",
                 "precisions": {p: _result(p, None, *v).to_dict() for p, v in precisions.items()},
+                "supported_precisions": list(precisions),
+                "unsupported_precisions": [],
+                "peak_gflops_by_precision": {p: v[0] for p, v in precisions.items()},
                 "median_gflops_by_precision": {p: v[0] * 0.9 for p, v in precisions.items()},
-                "memory_bandwidth": [{"op": "copy", "status": "ok", "gbps": 24.5}],
+                "speedup_vs_fp32": {p: v[2] for p, v in precisions.items()},
+                "theoretical_peaks": {},
+                "peak_provenance": {},
+                "results": [],
+                "memory_bandwidth": [
+                    {**copy, "spread": {"p10_s": 0.01, "p90_s": 0.012, "min_s": 0.01}, "efficiency": None}
+                ],
+                "notes": [],
             }
         ],
     }

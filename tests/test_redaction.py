@@ -10,6 +10,7 @@ from conftest import H100, snapshot_dict
 from fakes import EXAMPLES
 
 from gpudash.cli import main
+from gpudash.errors import EXIT_USAGE
 from gpudash.redaction import FIRST_PID, redact
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,3 +112,11 @@ def test_a_saved_profile_can_be_redacted_and_still_loads_and_compares(tmp_path, 
     assert json.loads(by_config.read_text())["metadata"]["hostname"] == "host-redacted-1"
     assert main(["--replay", h100, "bench", "--no-plugins", "--redact"]) == 2  # nothing to redact without --save
     assert "--redact: only with --save" in capsys.readouterr().err
+
+
+def test_the_home_directory_inside_text_becomes_a_tilde(monkeypatch):
+    monkeypatch.setenv("HOME", "/home/alice")
+    red = redact({"notes": ["/home/alice/.venv/lib/torch.so: cannot open", "/home/alicebob/x and /home/alice."]})
+    assert red["notes"] == ["~/.venv/lib/torch.so: cannot open", "/home/alicebob/x and ~."]
+    monkeypatch.setenv("HOME", "/")  # a home of "/" would match every path: left alone
+    assert redact({"notes": ["/usr/lib"]}) == {"notes": ["/usr/lib"]}

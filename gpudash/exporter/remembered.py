@@ -7,7 +7,6 @@ recommendation (recommendation.py) is recomputed only then.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,10 +14,10 @@ from datetime import datetime
 from typing import Any
 
 from gpudash import store
-from gpudash.measure.bench.store import BENCH_HISTORY_KIND
-from gpudash.measure.probe.store import PROBE_KIND
+from gpudash.measure.bench.store import BENCH_HISTORY_KIND, saved_runs
+from gpudash.measure.probe.store import PROBE_KIND, remembered
 from gpudash.measure.schema import PrecisionCapabilityMatrix
-from gpudash.plugin_manager.remembered import CHECKS_KIND
+from gpudash.plugin_manager.remembered import CHECKS_KIND, remembered_checks
 
 
 def epoch_seconds(iso: object) -> float | None:
@@ -42,8 +41,11 @@ class Results:
 
 
 class _CachedFile:
-    def __init__(self, path: os.PathLike, parse: Callable[[Any], Any]) -> None:
-        self.path, self.parse = path, parse
+    """One store file, read again through its owner's reader (the same checks, and the same one warning when it
+    is ignored, as every other reader) only when its modification time or size moved."""
+
+    def __init__(self, path: os.PathLike, read: Callable[[], Any]) -> None:
+        self.path, self._read = path, read
         self.stamp: tuple[int, int] | None = None
         self.value: Any = None
 
@@ -60,38 +62,25 @@ class _CachedFile:
             self.stamp, self.value = None, None
             return None, None
         if stamp != self.stamp:
-            try:
-                with open(self.path, encoding="utf-8") as fh:
-                    record = json.load(fh)
-                self.value = self.parse(record)
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
-                self.value = None  # a damaged file counts as none, as store.load does
+            self.value = self._read()  # None when damaged: counts as none, said once
             self.stamp = stamp
         return self.stamp, self.value
-
-
-def _probes(record: dict) -> dict[str, PrecisionCapabilityMatrix]:
-    return {k: PrecisionCapabilityMatrix.from_dict(v) for k, v in record["data"]["matrices"].items()}
-
-
-def _history(record: dict) -> list[dict]:
-    runs = record["data"]
-    return [r["data"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("data"), dict)]
-
-
-def _checks(record: dict) -> tuple[str | None, list[dict]]:
-    checks = record["data"]["checks"]
-    return record.get("saved_at"), [c for c in checks if isinstance(c, dict)]
 
 
 class RememberedResults:
     """Reads a machine's remembered results; `current()` is cheap when nothing changed on disk."""
 
     def __init__(self, machine) -> None:
+        def probes() -> dict[str, PrecisionCapabilityMatrix] | None:
+            found = remembered(machine)
+            return found[1] if found else None
+
         self._files = {
-            "probe": _CachedFile(store.path_of(PROBE_KIND, machine), _probes),
-            "history": _CachedFile(store.path_of(BENCH_HISTORY_KIND, machine), _history),
-            "checks": _CachedFile(store.path_of(CHECKS_KIND, machine), _checks),
+            "probe": _CachedFile(store.path_of(PROBE_KIND, machine), probes),
+            "history": _CachedFile(
+                store.path_of(BENCH_HISTORY_KIND, machine), lambda: [run for _, run in saved_runs(machine)]
+            ),
+            "checks": _CachedFile(store.path_of(CHECKS_KIND, machine), lambda: remembered_checks(machine)),
         }
         self.signature: tuple = ()
         self._results = Results()

@@ -34,7 +34,18 @@ def remembered_checks(machine) -> tuple[str, list[dict[str, Any]]] | None:
     if record is None:
         return None
     saved_at, data = record
+    path = store.path_of(CHECKS_KIND, machine)
+    if isinstance(data, dict) and data.get("version") not in (None, CHECKS_VERSION):
+        store.damaged(
+            path,
+            f"written by another gpudash (checks record version {data.get('version')!r}, "
+            f"this gpudash reads {CHECKS_VERSION}); the next check replaces it",
+        )
+        return None
     checks = data.get("checks") if isinstance(data, dict) else None
     if not isinstance(checks, list):
+        store.damaged(path, "expected an object with a list of checks")
         return None
+    if not all(isinstance(c, dict) for c in checks):  # the others are still good
+        store.damaged(path, "a check result that is not an object was left out")
     return saved_at, [c for c in checks if isinstance(c, dict)]

@@ -75,15 +75,24 @@ def remembered(machine: Machine) -> tuple[str, dict[str, PrecisionCapabilityMatr
     if record is None:
         return None
     saved_at, data = record
-    if not isinstance(data, dict) or data.get("version") != PROBE_VERSION:
-        return None  # an older gpudash's record: measured differently, so not shown as this one's
+    path = store.path_of(PROBE_KIND, machine)
+    if not isinstance(data, dict):
+        store.damaged(path, f"expected an object with version and matrices, found {type(data).__name__}")
+        return None
+    if data.get("version") != PROBE_VERSION:  # measured differently, so not shown as this one's
+        store.damaged(
+            path,
+            f"written by another gpudash (probe record version {data.get('version')!r}, "
+            f"this gpudash reads {PROBE_VERSION}); the next probe replaces it",
+        )
+        return None
     found = data.get("matrices")
     try:
         if not isinstance(found, dict):
             raise FieldProblem("matrices: missing or not an object")
         matrices = {k: build(PrecisionCapabilityMatrix, v, f"matrices.{k}") for k, v in found.items()}
     except FieldProblem as exc:  # damaged or edited by hand: shown as nothing remembered, said once
-        store.damaged(store.path_of(PROBE_KIND, machine), str(exc))
+        store.damaged(path, str(exc))
         return None
     return saved_at, matrices
 
@@ -94,6 +103,13 @@ def remembered_matrix(machine: Machine, device: DeviceInfo) -> PrecisionCapabili
         return None
     saved = remembered(machine)
     matrix = saved[1].get(device.key) if saved else None
-    if matrix is None or (matrix.hardware_name and matrix.hardware_name != device.name):
+    if matrix is None:
+        return None
+    if matrix.hardware_name and matrix.hardware_name != device.name:  # the file is named after this machine's
+        # devices, so only an edited or mixed-up file gets here
+        store.damaged(
+            store.path_of(PROBE_KIND, machine),
+            f"the probe of {device.key} was measured on {matrix.hardware_name}, not on this {device.name}",
+        )
         return None
     return matrix
