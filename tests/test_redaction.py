@@ -10,7 +10,6 @@ from conftest import H100, snapshot_dict
 from fakes import EXAMPLES
 
 from gpudash.cli import main
-from gpudash.errors import EXIT_USAGE
 from gpudash.redaction import FIRST_PID, redact
 
 ROOT = Path(__file__).resolve().parent.parent
