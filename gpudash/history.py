@@ -8,6 +8,7 @@ plotext's build time grows with the number of points.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import deque
 from collections.abc import Iterable, Mapping
 
@@ -95,3 +96,31 @@ def downsample(values: list[float | None], width: int) -> list[float | None]:
         bucket = [v for v in values[i * n // width : (i + 1) * n // width] if v is not None]
         out.append(sum(bucket) / len(bucket) if bucket else None)
     return out
+
+
+class FixedRing:
+    """The last `capacity` values of one series, in storage allocated once. Appending allocates nothing: a
+    view that records every round for hours leaves no trail of blocks behind (a deque allocates a block every
+    64 appends and frees the oldest, from whichever thread appends, which fragments the allocator's arenas and
+    shows as a slow rise of the process's memory). `typecode` is the array module's."""
+
+    __slots__ = ("_buf", "_next", "size")
+
+    def __init__(self, capacity: int, typecode: str = "d", fill: float = math.nan) -> None:
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self._buf = array(typecode, [fill]) * capacity
+        self._next = 0
+        self.size = 0
+
+    def append(self, value: float) -> None:
+        self._buf[self._next] = value
+        self._next = (self._next + 1) % len(self._buf)
+        self.size = min(self.size + 1, len(self._buf))
+
+    def values(self) -> list:
+        """Oldest first."""
+        start = self._next - self.size
+        if start >= 0:
+            return self._buf[start : self._next].tolist()
+        return self._buf[start:].tolist() + self._buf[: self._next].tolist()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gpudash.history import History, capacity_for, downsample, memory_pct
+from gpudash.actions.fleet import UtilisationHistory
+from gpudash.fleet.model import Device, FleetRound, Host
+from gpudash.history import FixedRing, History, capacity_for, downsample, memory_pct
 from gpudash.models import Sample
 
 GIB = 1024**3
@@ -57,3 +59,45 @@ def test_downsample_skips_gaps_and_keeps_all_gap_buckets_empty():
     values = [None, None, 10.0, None, None, None]
     assert downsample(values, 3) == [None, 10.0, None]
     assert downsample([7.0] * 1000, 37) == [7.0] * 37
+
+
+def test_a_fixed_ring_keeps_the_newest_in_order_without_growing():
+    ring = FixedRing(3)
+    assert ring.values() == []
+    ring.append(1.0)
+    ring.append(2.0)
+    assert ring.values() == [1.0, 2.0] and ring.size == 2
+    for value in (3.0, 4.0, 5.0, 6.0, 7.0):
+        ring.append(value)
+        assert len(ring.values()) == 3
+    assert ring.values() == [5.0, 6.0, 7.0]
+    small = FixedRing(2, "b", -1)
+    small.append(100)
+    assert small.values() == [100]
+    with pytest.raises(ValueError):
+        FixedRing(0)
+
+
+def _round(started: float, hosts: dict[str, list[float | None]], down: tuple[str, ...] = ()) -> FleetRound:
+    made = []
+    for name, utils in hosts.items():
+        devices = [Device(f"nvidia:{i}", "nvidia", str(i), utilization_ratio=u) for i, u in enumerate(utils)]
+        made.append(Host(name, "unreachable" if name in down else "up", devices=devices))
+    return FleetRound({"kind": "hosts", "targets": len(made)}, made, started, 0.1, 4.0)
+
+
+def test_the_fleet_utilisation_history_pairs_each_reading_with_its_round():
+    history = UtilisationHistory(points=3)
+    history.record(_round(10.0, {"a": [0.5]}))
+    history.record(_round(20.0, {"a": [None, 0.25]}))  # a reading missing; a device seen from this round on
+    history.record(_round(30.0, {"a": [1.0, 0.0]}, down=("a",)))  # not up: nothing recorded
+    history.record(_round(40.0, {"a": [0.333, 0.75]}))
+    history.record(_round(50.0, {"a": [0.0, 1.0]}))
+    host = _round(50.0, {"a": [0.0, 1.0]}).hosts[0]
+    history.fill(host)
+    assert host.devices[0].history == [(40.0, 0.33), (50.0, 0.0)]  # 20.0 had no reading; 10.0 fell off
+    assert host.devices[1].history == [(20.0, 0.25), (40.0, 0.75), (50.0, 1.0)]
+    history.record(_round(60.0, {"b": [0.5]}))  # host a left the fleet: forgotten
+    gone = _round(60.0, {"a": [0.5]}).hosts[0]
+    history.fill(gone)
+    assert gone.devices[0].history == []

@@ -4,13 +4,13 @@ rounds, look up one host. `gpudash fleet` runs one round; the dashboard's Fleet 
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gpudash.errors import UsageError
 from gpudash.fleet.interval import refresh_interval
 from gpudash.fleet.model import UP, FleetRound, Host
+from gpudash.history import FixedRing
 
 STALE_ROUNDS = 3  # a host that missed this many rounds' worth of time is unreachable, no longer stale
 
@@ -122,23 +122,31 @@ def healthy(fleet: FleetRound) -> bool:
 
 class UtilisationHistory:
     """What a scraping view remembers between rounds: each device's utilisation over the last `points` rounds
-    of its host. Percentages are kept as small ints (Python shares those objects) and the round times once per
-    host, so 128 hosts x 8 GPUs x 120 rounds hold about 1.5 MB; hosts that leave the fleet are forgotten."""
+    of its host, as whole percentages in a byte each (NO_READING where the round had none) and the round times
+    once per host, in rings allocated once (gpudash.history.FixedRing), so 128 hosts x 8 GPUs x 120 rounds hold
+    about 250 KB and recording a round allocates nothing; hosts that leave the fleet are forgotten."""
+
+    NO_READING = -1
 
     def __init__(self, points: int = 120) -> None:
         self.points = points
-        self._times: dict[str, deque[float]] = {}
-        self._series: dict[tuple[str, str], deque[int | None]] = {}
+        self._times: dict[str, FixedRing] = {}
+        self._series: dict[tuple[str, str], FixedRing] = {}
 
     def record(self, fleet: FleetRound) -> None:
         for host in fleet.hosts:
             if host.status != UP:
                 continue
-            self._times.setdefault(host.name, deque(maxlen=self.points)).append(fleet.started)
+            times = self._times.get(host.name)
+            if times is None:
+                times = self._times[host.name] = FixedRing(self.points, "d")
+            times.append(fleet.started)
             for device in host.devices:
-                ring = self._series.setdefault((host.name, device.id), deque(maxlen=self.points))
-                u = device.utilization_ratio
-                ring.append(None if u is None else round(u * 100))
+                ring = self._series.get((host.name, device.id))
+                if ring is None:
+                    ring = self._series[(host.name, device.id)] = FixedRing(self.points, "b", self.NO_READING)
+                u = device.utilization_ratio  # 0..1: the fleet's readers drop anything else
+                ring.append(self.NO_READING if u is None else round(u * 100))
         present = {h.name for h in fleet.hosts}
         for name in [n for n in self._times if n not in present]:
             del self._times[name]
@@ -146,10 +154,12 @@ class UtilisationHistory:
             del self._series[key]
 
     def fill(self, host: Host) -> None:
-        times = list(self._times.get(host.name, ()))
+        ring = self._times.get(host.name)
+        times = ring.values() if ring is not None else []
         for device in host.devices:
             if device.history:
                 continue
-            values = list(self._series.get((host.name, device.id), ()))
+            series = self._series.get((host.name, device.id))
+            values = series.values() if series is not None else []
             pairs = zip(times[len(times) - len(values) :], values)  # a device seen later: the newest rounds
-            device.history = [(t, v / 100) for t, v in pairs if v is not None]
+            device.history = [(t, v / 100) for t, v in pairs if v != self.NO_READING]
