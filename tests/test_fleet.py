@@ -107,6 +107,20 @@ def test_a_host_that_goes_away_turns_stale_then_unreachable(tmp_path):
             scraper.close()
 
 
+def test_closing_with_requests_still_queued_prints_no_traceback(caplog):
+    """A round that ends at its deadline with requests still waiting for a worker, then the view closes: the
+    queued requests are cancelled quietly (before, each cancelled one logged a CancelledError traceback)."""
+    with exposition_server(lambda path: dcgm_page(DGX, "node-q"), delay_s=0.5) as (url, _):
+        scraper = Scraper(targets_from([f"{url}/metrics/h{i}" for i in range(6)]), concurrency=1, timeout_s=0.2)
+        try:
+            fleet = scraper.round()
+        finally:
+            scraper.close()
+        time.sleep(0.6)  # the one request in flight finishes after close
+    assert len(fleet.dropped) == 6
+    assert not [r for r in caplog.records if r.name == "concurrent.futures"], caplog.text
+
+
 def test_dcgm_and_gpudash_series_of_one_host_merge_on_uuid(two_nodes):
     """node-a runs dcgm-exporter and gpudash serve: one host, eight GPUs, dcgm's readings, gpudash's verdicts."""
     with exposition_server(dcgm_page(DGX, "node-a", util=88.0)) as (dcgm, _):

@@ -85,6 +85,9 @@ class Scraper:
             if endpoint.busy is not future:
                 return  # already taken in by the round that waited for it
             endpoint.busy = None
+            if future.cancelled():  # the scraper closed before this request started (close() cancels those)
+                endpoint.error = "not asked: the fleet view was closing"
+                return
             exc = future.exception()
             if exc is not None:
                 error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
