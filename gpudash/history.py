@@ -99,10 +99,9 @@ def downsample(values: list[float | None], width: int) -> list[float | None]:
 
 
 class FixedRing:
-    """The last `capacity` values of one series, in storage allocated once. Appending allocates nothing: a
-    view that records every round for hours leaves no trail of blocks behind (a deque allocates a block every
-    64 appends and frees the oldest, from whichever thread appends, which fragments the allocator's arenas and
-    shows as a slow rise of the process's memory). `typecode` is the array module's."""
+    """The last `capacity` values of one series, in storage allocated once: appending allocates nothing (a
+    deque allocates a block every 64 appends and frees the oldest), and a number takes the array's item size
+    instead of a Python object each. `typecode` is the array module's."""
 
     __slots__ = ("_buf", "_next", "size")
 
