@@ -15,6 +15,10 @@
 3. Fleet view: the dashboard itself (`python -m gpudash --replay ... --config` with [fleet] hosts = the 128
    endpoints) in a 160x50 pseudo-terminal, switched to the Fleet tab; its CPU time over --tui-seconds after
    the first full round is on screen, and its RSS at the start and end of that window.
+
+Diagnostics (one each, instead of the above): --heap-seconds and --tui-heap-seconds (the Python heap under
+tracemalloc), --tui-rss-seconds [--malloc-trim] (the Fleet tab's RSS beside the allocator's arenas and the object
+count; run it under MALLOC_ARENA_MAX=2 too), --tui-only (the real dashboard for an hour).
 """
 
 from __future__ import annotations
@@ -265,6 +269,74 @@ def tui_heap(hosts: int, seconds: float) -> int:
     return 0
 
 
+def pymalloc_arenas() -> str:
+    """How many 1 MiB arenas Python's small-object allocator holds now (sys._debugmallocstats, written to the C
+    stderr, read back from a temporary file)."""
+    import re
+
+    fd, path = tempfile.mkstemp()
+    saved = os.dup(2)
+    os.dup2(fd, 2)
+    try:
+        sys._debugmallocstats()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+    text = Path(path).read_text()
+    os.unlink(path)
+    found = re.search(r"# arenas allocated current\s*=\s*([\d,]+)", text)
+    return found.group(1) if found else "?"
+
+
+def tui_rss(hosts: int, seconds: float, trim: bool) -> int:
+    """The Fleet tab in-process, rounds 1 s apart (six times the real pace), without tracemalloc: every 20 s its
+    RSS, the small-object allocator's arenas and the count of Python objects the collector tracks; with `trim`,
+    glibc's malloc_trim(0) after every round (memory the C allocator holds free goes back to the system)."""
+    import asyncio
+    import ctypes
+    import gc
+
+    from gpudash.config import defaults
+    from gpudash.devices import discover
+    from gpudash.tui.app import create_app
+    from gpudash.tui.screens import fleet_view
+
+    if trim:
+        libc, landed = ctypes.CDLL("libc.so.6"), fleet_view.FleetView._landed
+
+        def trimmed(view, fleet):
+            landed(view, fleet)
+            libc.malloc_trim(0)
+
+        fleet_view.FleetView._landed = trimmed  # type: ignore[method-assign]
+    sim, ports = simulate(hosts)
+    config = defaults()
+    config["fleet"]["hosts"] = [f"127.0.0.1:{p}" for p in ports]
+    config["fleet"]["interval"] = 1.0
+    me = psutil.Process()
+    print(f"Fleet tab (headless driver), {hosts} hosts, rounds 1 s apart, {seconds:g} s"
+          f"{', malloc_trim after every round' if trim else ''}; MALLOC_ARENA_MAX="
+          f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')}", flush=True)  # fmt: skip
+
+    async def watch() -> None:
+        app = create_app(discover(replay=str(DGX)), config, add_torch_view=lambda machine: None)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("f")
+            start = time.monotonic()
+            while time.monotonic() - start < seconds:
+                await pilot.pause(20)
+                print(f"   {time.monotonic() - start:5.0f} s  RSS {mib(me.memory_info().rss)}  pymalloc arenas "
+                      f"{pymalloc_arenas()}  objects {len(gc.get_objects())}", flush=True)  # fmt: skip
+
+    try:
+        asyncio.run(watch())
+    finally:
+        sim.stdin.close()
+        sim.wait(timeout=30)
+    return 0
+
+
 def tui_only(hosts: int, seconds: float, every: float) -> int:
     print(f"the dashboard's Fleet tab over {hosts} simulated hosts x 8 GPUs for {seconds:g} s: "
           f"{platform.machine()}, {psutil.cpu_count()} logical CPUs, Python {platform.python_version()}, "
@@ -306,6 +378,13 @@ def main() -> int:
         help="only: the Fleet tab in-process, rounds 1 s apart, for this long under tracemalloc",
     )
     parser.add_argument(
+        "--tui-rss-seconds",
+        type=float,
+        default=0.0,
+        help="only: the Fleet tab in-process, rounds 1 s apart, for this long: RSS, allocator arenas, objects",
+    )
+    parser.add_argument("--malloc-trim", action="store_true", help="with --tui-rss-seconds: malloc_trim each round")
+    parser.add_argument(
         "--tui-only",
         action="store_true",
         help="only part 3, the Fleet tab for --tui-seconds, with its RSS every --every seconds",
@@ -322,6 +401,8 @@ def main() -> int:
         return heap_only(args.hosts, args.heap_seconds)
     if args.tui_heap_seconds:
         return tui_heap(args.hosts, args.tui_heap_seconds)
+    if args.tui_rss_seconds:
+        return tui_rss(args.hosts, args.tui_rss_seconds, args.malloc_trim)
     if args.tui_only:
         return tui_only(args.hosts, args.tui_seconds, args.every)
 
