@@ -199,9 +199,10 @@ def test_laptop_parts_never_get_desktop_figures(name):
         ("NVIDIA GeForce RTX 4080 SUPER", "NVIDIA GeForce RTX 4080 SUPER"),
         ("NVIDIA GeForce RTX 4080", "NVIDIA GeForce RTX 4080"),
         ("NVIDIA GeForce RTX 3060 Ti", "NVIDIA GeForce RTX 3060 Ti"),
-        # no row (figures not confirmed): the name must not fall to a sibling's row
-        ("NVIDIA GeForce RTX 3080 Ti", None),
-        ("NVIDIA GeForce RTX 3070 Ti", None),
+        ("NVIDIA GeForce RTX 3080 Ti", "NVIDIA GeForce RTX 3080 Ti"),
+        ("NVIDIA GeForce RTX 3080", "NVIDIA GeForce RTX 3080"),
+        ("NVIDIA GeForce RTX 3070 Ti", "NVIDIA GeForce RTX 3070 Ti"),
+        ("NVIDIA GeForce RTX 3070", "NVIDIA GeForce RTX 3070"),
         ("NVIDIA GeForce RTX 4090 D", "NVIDIA GeForce RTX 4090 D"),
         ("NVIDIA GeForce RTX 5090 D", "NVIDIA GeForce RTX 5090 D"),
         ("NVIDIA GeForce RTX 5090 D v2", None),  # 384-bit bus: not the 5090 D's 1792 GB/s

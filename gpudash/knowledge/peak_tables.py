@@ -378,6 +378,26 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
         None,
         "8.6",
     ),
+    # 3080 Ti / 3070 Ti: NVIDIA's 1.67 / 1.77 GHz from its spec table. 3080 Ti: 12 GB GDDR6X on 384 bits confirmed,
+    # its memory speed only in pre-launch reports, so no bandwidth.
+    _geforce(
+        "3080",
+        "ti",
+        f"{_RTX30}; GitHub text, search-index id 56305463472 (NVIDIA's RTX 30 spec table)",
+        80,
+        1670,
+        None,
+        "8.6",
+    ),
+    _geforce(
+        "3070",
+        "ti",
+        f"{_RTX30}; GitHub text, search-index id 56305463472 (NVIDIA's RTX 30 spec table)",
+        48,
+        1770,
+        608.0,
+        "8.6",
+    ),
     # RTX 40 (AD10x). 4090: Ada whitepaper Appendix A.
     _geforce(
         "4090",
