@@ -232,10 +232,10 @@ def heap_only(hosts: int, seconds: float) -> int:
     return 0
 
 
-def tui_heap(hosts: int, seconds: float) -> int:
-    """The Fleet tab in-process (Textual's headless test driver), rounds 1 s apart, under tracemalloc."""
+def fleet_tab_in_process(hosts: int, seconds: float, every: float, sample) -> None:
+    """The Fleet tab in-process (Textual's headless test driver) over `hosts` simulated hosts, rounds 1 s apart
+    (six times the real pace), calling `sample(elapsed seconds)` every `every` seconds for `seconds`."""
     import asyncio
-    import tracemalloc
 
     from gpudash.config import defaults
     from gpudash.devices import discover
@@ -245,9 +245,6 @@ def tui_heap(hosts: int, seconds: float) -> int:
     config = defaults()
     config["fleet"]["hosts"] = [f"127.0.0.1:{p}" for p in ports]
     config["fleet"]["interval"] = 1.0
-    tracemalloc.start()
-    me = psutil.Process()
-    points: list[tuple[float, int, int]] = []
 
     async def watch() -> None:
         app = create_app(discover(replay=str(DGX)), config, add_torch_view=lambda machine: None)
@@ -255,14 +252,29 @@ def tui_heap(hosts: int, seconds: float) -> int:
             await pilot.press("f")
             start = time.monotonic()
             while time.monotonic() - start < seconds:
-                await pilot.pause(seconds / 12)
-                points.append((time.monotonic() - start, tracemalloc.get_traced_memory()[0], me.memory_info().rss))
+                await pilot.pause(every)
+                sample(time.monotonic() - start)
 
     try:
         asyncio.run(watch())
     finally:
         sim.stdin.close()
         sim.wait(timeout=30)
+
+
+def tui_heap(hosts: int, seconds: float) -> int:
+    """The Fleet tab in-process, rounds 1 s apart, under tracemalloc."""
+    import tracemalloc
+
+    tracemalloc.start()
+    me = psutil.Process()
+    points: list[tuple[float, int, int]] = []
+    fleet_tab_in_process(
+        hosts,
+        seconds,
+        seconds / 12,
+        lambda t: points.append((t, tracemalloc.get_traced_memory()[0], me.memory_info().rss)),
+    )
     print(f"Fleet tab (headless driver) under tracemalloc, {hosts} hosts, rounds 1 s apart, {seconds:g} s:")
     print("   Python heap: " + ", ".join(f"{t:.0f} s {mib(h)}" for t, h, _ in points[::2]))
     print("   RSS:         " + ", ".join(f"{t:.0f} s {mib(r)}" for t, _, r in points[::2]))
@@ -290,16 +302,12 @@ def pymalloc_arenas() -> str:
 
 
 def tui_rss(hosts: int, seconds: float, trim: bool) -> int:
-    """The Fleet tab in-process, rounds 1 s apart (six times the real pace), without tracemalloc: every 20 s its
-    RSS, the small-object allocator's arenas and the count of Python objects the collector tracks; with `trim`,
-    glibc's malloc_trim(0) after every round (memory the C allocator holds free goes back to the system)."""
-    import asyncio
+    """The Fleet tab in-process, rounds 1 s apart, without tracemalloc: every 20 s its RSS, the small-object
+    allocator's arenas and the count of Python objects the collector tracks; with `trim`, glibc's malloc_trim(0)
+    after every round (memory the C allocator holds free goes back to the system)."""
     import ctypes
     import gc
 
-    from gpudash.config import defaults
-    from gpudash.devices import discover
-    from gpudash.tui.app import create_app
     from gpudash.tui.screens import fleet_view
 
     if trim:
@@ -310,30 +318,16 @@ def tui_rss(hosts: int, seconds: float, trim: bool) -> int:
             libc.malloc_trim(0)
 
         fleet_view.FleetView._landed = trimmed  # type: ignore[method-assign]
-    sim, ports = simulate(hosts)
-    config = defaults()
-    config["fleet"]["hosts"] = [f"127.0.0.1:{p}" for p in ports]
-    config["fleet"]["interval"] = 1.0
     me = psutil.Process()
     print(f"Fleet tab (headless driver), {hosts} hosts, rounds 1 s apart, {seconds:g} s"
           f"{', malloc_trim after every round' if trim else ''}; MALLOC_ARENA_MAX="
           f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')}", flush=True)  # fmt: skip
 
-    async def watch() -> None:
-        app = create_app(discover(replay=str(DGX)), config, add_torch_view=lambda machine: None)
-        async with app.run_test(size=(160, 50)) as pilot:
-            await pilot.press("f")
-            start = time.monotonic()
-            while time.monotonic() - start < seconds:
-                await pilot.pause(20)
-                print(f"   {time.monotonic() - start:5.0f} s  RSS {mib(me.memory_info().rss)}  pymalloc arenas "
-                      f"{pymalloc_arenas()}  objects {len(gc.get_objects())}", flush=True)  # fmt: skip
+    def sample(t: float) -> None:
+        print(f"   {t:5.0f} s  RSS {mib(me.memory_info().rss)}  pymalloc arenas {pymalloc_arenas()}  "
+              f"objects {len(gc.get_objects())}", flush=True)  # fmt: skip
 
-    try:
-        asyncio.run(watch())
-    finally:
-        sim.stdin.close()
-        sim.wait(timeout=30)
+    fleet_tab_in_process(hosts, seconds, 20.0, sample)
     return 0
 
 
