@@ -124,7 +124,7 @@ class UtilisationHistory:
     """What a scraping view remembers between rounds: each device's utilisation over the last `points` rounds
     of its host, as whole percentages in a byte each (NO_READING where the round had none) and the round times
     once per host, in rings allocated once (gpudash.history.FixedRing), so 128 hosts x 8 GPUs x 120 rounds hold
-    about 250 KB and recording a round allocates nothing; hosts that leave the fleet are forgotten."""
+    about 0.5 MB and recording a round allocates nothing; hosts that leave the fleet are forgotten."""
 
     NO_READING = -1
 

@@ -86,7 +86,7 @@ class Scraper:
                 return  # already taken in by the round that waited for it
             endpoint.busy = None
             if future.cancelled():  # the scraper closed before this request started (close() cancels those)
-                endpoint.error = "not asked: the fleet view was closing"
+                endpoint.error = "not asked: the fleet source was closed"
                 return
             exc = future.exception()
             if exc is not None:
