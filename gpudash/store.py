@@ -83,12 +83,7 @@ def save(kind: str, machine, data: Any) -> Path:
 
 def load(kind: str, machine) -> tuple[str, Any] | None:
     """(saved_at, data) of the last save, or None. A damaged file counts as no file, with a warning."""
-    return read(_path(kind, machine))
-
-
-def read(path: Path) -> tuple[str, Any] | None:
-    """(saved_at, data) of the results file at `path` (for readers that hold a path: the exporter), or None;
-    damaged, with a warning, counts as none."""
+    path = _path(kind, machine)
     if not os.path.lexists(path):
         return None
     try:
