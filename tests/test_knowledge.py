@@ -525,6 +525,9 @@ def test_cpu_peaks_need_cores_clock_and_a_vector_isa():
         (amd("AMD Instinct MI300X", "gfx942"), 5300.0),
         (amd("AMD Radeon RX 5600 XT", "gfx1010"), 288.0),
         (amd("AMD Radeon RX 6600", "gfx1032"), 224.0),  # a row with a bandwidth and no confirmed clock
+        (amd("AMD Radeon RX 6400", "gfx1034"), 128.0),
+        (amd("AMD Radeon RX 9060", "gfx1200"), 288.0),
+        (nv("NVIDIA GeForce RTX 5050", "12.0"), 320.0),
     ],
 )
 def test_memory_bandwidth_for_named_parts(device, gbps):

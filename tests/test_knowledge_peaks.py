@@ -210,6 +210,13 @@ def test_laptop_parts_never_get_desktop_figures(name):
         ("AMD Radeon RX 7900 GRE", "AMD Radeon RX 7900 GRE"),
         ("AMD Radeon RX 7600 XT", "AMD Radeon RX 7600 XT"),
         ("AMD Radeon RX 7600", "AMD Radeon RX 7600"),
+        ("AMD Radeon RX 9060 XT", "AMD Radeon RX 9060 XT"),
+        ("AMD Radeon RX 9060", "AMD Radeon RX 9060"),
+        ("AMD Radeon RX 6500 XT", "AMD Radeon RX 6500 XT"),
+        ("AMD Radeon RX 6500M", None),  # the laptop Navi 24
+        ("AMD Radeon RX 6400", "AMD Radeon RX 6400"),
+        ("NVIDIA GeForce RTX 5050", "NVIDIA GeForce RTX 5050"),
+        ("NVIDIA GeForce RTX 5050 Laptop GPU", None),  # GDDR7, another clock
         # workstation and datacenter neighbours: a laptop part, the Turing Quadro RTX 6000, an MI50 32GB (its figures
         # were not confirmed) and Blackwell's B300 never take a row that is not theirs
         ("NVIDIA RTX A4000 Laptop GPU", None),
@@ -250,6 +257,20 @@ def test_pci_ids_navi10_list_is_ambiguous_with_every_product_it_names():
     assert "radeon rx 5600 oem" in match.candidates  # listed, but no table row: still a candidate
     assert peaks_for(dev) == {} and peak_memory_bandwidth_gbps(dev) is None
     assert set(peak_candidates(dev)) == {"AMD Radeon RX 5600 XT", "AMD Radeon RX 5700", "AMD Radeon RX 5700 XT"}
+
+
+def test_pci_ids_navi24_list_is_ambiguous_between_the_6400_and_the_6500_xt():
+    dev = device("amd", "Navi 24 [Radeon RX 6400/6500 XT/6500M]", "gfx1034")
+    match = match_parts(dev)
+    assert match.ambiguous and {"AMD Radeon RX 6400", "AMD Radeon RX 6500 XT"} <= set(match.candidates)
+    assert peak_memory_bandwidth_gbps(dev) is None  # 128 or 144 GB/s
+
+
+def test_rx_6500_xt_fp32_is_derived_from_amd_announced_units_and_clock():
+    peaks = peaks_for(device("amd", "AMD Radeon RX 6500 XT", "gfx1034"))
+    # 16 CUs x 64 lanes x 2 (an FMA is two FLOPs; RDNA2 has no dual issue) x 2.815 GHz = 5.77 TFLOPS
+    assert peaks["fp32"].gflops == pytest.approx(16 * 64 * 2 * 2.815, rel=1e-3)
+    assert peaks["fp32"].provenance == "spec-derived"
 
 
 def test_a_bare_family_name_keeps_only_what_every_variant_shares():

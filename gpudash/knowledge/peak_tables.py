@@ -328,6 +328,7 @@ _RTX50_NEWS = (
     "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-"
     "upgrade-today/index.html"
 )
+_RTX5050 = "https://tweakers.net/nieuws/236558/nvidia-kondigt-rtx-5050-videokaart-met-8gb-gddr6-geheugen-aan-voor-259-euro.html"
 _RTX60_NEWS = "https://prepmusiclog.com/nvidia-rtx-5060-5060-ti-review-you-can-have-affordable-or-future-proof-pick-one"
 _NOT_LAPTOP = r"(?!.*\b(?:laptop|mobile|max q)\b)"
 _RTX3090TI = (
@@ -465,6 +466,8 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
     _geforce("5070", "", f"{_RTX50}; {_RTX50_NEWS}", 48, 2510, None, "12.0"),
     _geforce("5060", "ti", f"{_RTX50}; {_RTX60_NEWS}", 36, 2570, 448.0, "12.0"),
     _geforce("5060", "", f"{_RTX50}; {_RTX60_NEWS}", 30, 2500, 448.0, "12.0"),
+    # 5050 (GB207): 2560 CUDA cores, 2.57 GHz boost, 8 GB GDDR6 at 20 Gbps on 128 bits, as NVIDIA announced it.
+    _geforce("5050", "", f"{_RTX50}; {_RTX5050}", 20, 2570, 320.0, "12.0"),
 )
 
 # --- NVIDIA RTX workstation ---------------------------------------------------------------------------------------
@@ -688,6 +691,17 @@ AMD_RADEON: tuple[Part, ...] = (
         source=f"{_RADEON}; https://www.corsair.com/ca/en/explorer/diy-builder/blogs/amd-rx-9060-xt-vs-9070-whats-the-difference",
         note="memory bandwidth not confirmed",
     ),
+    # 9060 (OEM only): AMD's product page as reported at launch, 2.99 GHz, 18 Gbps GDDR6 on 128 bits
+    _rx(
+        "9060",
+        "",
+        28,
+        2990,
+        288.0,
+        "RDNA4",
+        source=f"{_RADEON}; https://comextrend.com.br/amd-lanca-a-radeon-rx-9060-sua-nova-gpu-rdna-4-de-entrada-para-"
+        "jogos-em-1080p",
+    ),
     # RDNA3 (Navi 31/32/33). 7900 XTX: the product page's 123 TFLOPS "FP16 Matrix" figure.
     _rx("7900", "xtx", 96, 2500, 960.0, "RDNA3", published={"fp16": 123.0}),
     _rx(
@@ -780,6 +794,28 @@ AMD_RADEON: tuple[Part, ...] = (
         224.0,
         "RDNA2",
         source=f"{_RADEON}; https://www.tomshardware.com/uk/reviews/amd-radeon-rx-6600-review-xfx",
+        note="boost clock not confirmed",
+    ),
+    # Navi 24: the 6500 XT as AMD announced it at CES 2022 (2815 MHz boost, 18 Gbps on 64 bits); the 6400's clock
+    # was found only in spec databases, so it keeps its bandwidth alone, as the RX 6600 does.
+    _rx(
+        "6500",
+        "xt",
+        16,
+        2815,
+        144.0,
+        "RDNA2",
+        source=f"{_RADEON}; https://d1softballnews.com/amds-new-budget-video-card-is-officially-available-nerd4-life/",
+    ),
+    _rx(
+        "6400",
+        "",
+        12,
+        None,
+        128.0,
+        "RDNA2",
+        source=f"{_RADEON}; https://geektopia.es/es/technology/2022/04/20/noticias/amp/amd-pone-a-la-venta-en-tiendas-"
+        "la-rx-6400-por-159-dolares.html",
         note="boost clock not confirmed",
     ),
     # RDNA1 (Navi 10): pci.ids' "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]" covers these
