@@ -266,6 +266,17 @@ def test_pci_ids_navi24_list_is_ambiguous_between_the_6400_and_the_6500_xt():
     assert peak_memory_bandwidth_gbps(dev) is None  # 128 or 144 GB/s
 
 
+def test_rtx_3050_without_its_memory_size_is_ambiguous_and_laptops_match_no_desktop_row():
+    bare = device("nvidia", "NVIDIA GeForce RTX 3050", "8.6")
+    match = match_parts(bare)
+    assert match.ambiguous and set(match.candidates) == {"NVIDIA GeForce RTX 3050 8GB", "NVIDIA GeForce RTX 3050 6GB"}
+    assert peaks_for(bare) == {}  # 20 SMs at 1.78 GHz or 18 at 1.47 GHz: no figure is both
+    six = match_parts(device("nvidia", "NVIDIA GeForce RTX 3050 6GB", "8.6")).part
+    assert six is not None and (six.units, six.boost_mhz) == (18, 1470)
+    assert match_parts(device("nvidia", "NVIDIA GeForce RTX 3050 Laptop GPU", "8.6")).parts == ()
+    assert match_parts(device("nvidia", "NVIDIA GeForce RTX 3050 Ti Laptop GPU", "8.6")).parts == ()
+
+
 def test_rx_6500_xt_fp32_is_derived_from_amd_announced_units_and_clock():
     peaks = peaks_for(device("amd", "AMD Radeon RX 6500 XT", "gfx1034"))
     # 16 CUs x 64 lanes x 2 (an FMA is two FLOPs; RDNA2 has no dual issue) x 2.815 GHz = 5.77 TFLOPS

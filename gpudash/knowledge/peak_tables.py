@@ -328,6 +328,7 @@ _RTX50_NEWS = (
     "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-"
     "upgrade-today/index.html"
 )
+_RTX_COMPARE = "GitHub text, search-index id 56305463472 (NVIDIA's GeForce compare table)"
 _RTX5050 = "https://tweakers.net/nieuws/236558/nvidia-kondigt-rtx-5050-videokaart-met-8gb-gddr6-geheugen-aan-voor-259-euro.html"
 _RTX60_NEWS = "https://prepmusiclog.com/nvidia-rtx-5060-5060-ti-review-you-can-have-affordable-or-future-proof-pick-one"
 _NOT_LAPTOP = r"(?!.*\b(?:laptop|mobile|max q)\b)"
@@ -390,6 +391,10 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
         None,
         "8.6",
     ),
+    # 3050: NVIDIA's table lists an 8 GB card (2560 cores, 1.78 GHz, 128-bit) and a 6 GB card (2304 cores,
+    # 1.47 GHz, 96-bit) under one name; a name without the size is either, so it matches both (ambiguous).
+    _geforce("3050", "8gb", f"{_RTX30}; {_RTX_COMPARE}", 20, 1780, None, "8.6", group="RTX 3050"),
+    _geforce("3050", "6gb", f"{_RTX30}; {_RTX_COMPARE}", 18, 1470, None, "8.6", group="RTX 3050"),
     _geforce(
         "3070",
         "ti",

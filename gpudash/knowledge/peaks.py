@@ -81,6 +81,9 @@ def _matching(vendor: str, text: str) -> list[Part]:
     return [part for part, rx in _COMPILED if part.vendor == vendor and rx.search(text)]
 
 
+_MOBILE = re.compile(r"\b(?:laptop|mobile|max q)\b")
+
+
 def match_parts(device: DeviceFacts) -> PartMatch:
     """The table parts the device's name can be (see the module docstring). Never raises."""
     vendor = (getattr(device, "vendor", None) or "").lower()
@@ -89,6 +92,8 @@ def match_parts(device: DeviceFacts) -> PartMatch:
         return PartMatch()
     parts = _matching(vendor, text)
     if not parts:
+        if _MOBILE.search(text):
+            return PartMatch()  # a laptop part is none of its desktop family's rows
         group_parts = [
             p for p in PARTS if p.vendor == vendor and p.group and re.search(rf"\b{p.group.lower()}\b", text)
         ]
