@@ -40,6 +40,7 @@ NAMES = {
     "NVIDIA H100 NVL": ("nvidia", "NVIDIA H100 NVL", "9.0"),
     "NVIDIA H200 SXM": ("nvidia", "NVIDIA H200", "9.0"),
     "NVIDIA H200 NVL": ("nvidia", "NVIDIA H200 NVL", "9.0"),
+    "NVIDIA H20": ("nvidia", "NVIDIA H20", "9.0"),
     "NVIDIA GH200 (96GB HBM3)": ("nvidia", "NVIDIA GH200 96GB HBM3", "9.0"),
     "NVIDIA GH200 (144GB HBM3e)": ("nvidia", "NVIDIA GH200 144G HBM3e", "9.0"),
     "NVIDIA B200": ("nvidia", "NVIDIA B200", "10.0"),
@@ -217,6 +218,9 @@ def test_laptop_parts_never_get_desktop_figures(name):
         ("AMD Radeon RX 6400", "AMD Radeon RX 6400"),
         ("NVIDIA GeForce RTX 5050", "NVIDIA GeForce RTX 5050"),
         ("NVIDIA GeForce RTX 5050 Laptop GPU", None),  # GDDR7, another clock
+        ("NVIDIA H20", "NVIDIA H20"),
+        ("NVIDIA H20-3e", None),  # 141 GB HBM3e: another part
+        ("NVIDIA H200", "NVIDIA H200 SXM"),
         # workstation and datacenter neighbours: a laptop part, the Turing Quadro RTX 6000, an MI50 32GB (its figures
         # were not confirmed) and Blackwell's B300 never take a row that is not theirs
         ("NVIDIA RTX A4000 Laptop GPU", None),

@@ -245,6 +245,18 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
     Part("NVIDIA H100 NVL", "nvidia", r"\bh100 nvl\b", _H100, _H100_NVL_C, 3900.0, group="H100"),
     Part("NVIDIA H200 SXM", "nvidia", r"\bh200\b(?!.*\bnvl\b)", _H200, _H200_SXM_C, 4800.0, group="H200"),
     Part("NVIDIA H200 NVL", "nvidia", r"\bh200 nvl\b", _H200, _H100_NVL_C, 4800.0, group="H200"),
+    # H20 (China, 96 GB HBM3): NVIDIA's figures as reported at launch; its SM count and clock were never published,
+    # so nothing is derived. The later 141 GB "H20-3e" is another part.
+    Part(
+        "NVIDIA H20",
+        "nvidia",
+        r"\bh20\b(?! ?3e\b)",
+        "https://www.tweaktown.com/news/95224/nvidias-tweaked-h20-ai-gpu-enters-mass-production-in-q2-2024-destined-"
+        "for-china/index.html; https://willitrunai.com/es/gpus/h20-96gb",
+        {"fp16": 148.0, "int8": 296.0, **_fp8(296.0)},
+        4000.0,
+        "9.0",
+    ),
     Part("NVIDIA GH200 (96GB HBM3)", "nvidia", r"\bgh200\b.*\b96g", _GH200_DS, _GH200_C, 4000.0, group="GH200"),
     Part("NVIDIA GH200 (144GB HBM3e)", "nvidia", r"\bgh200\b.*\b144g", _GH200_DS, _GH200_C, 4900.0, group="GH200"),
     # Blackwell: the datasheet's per-GPU columns (tensor figures printed with sparsity, dense = half; fp4 dense is
