@@ -2,9 +2,11 @@
 
     python benchmarks/http_client_import.py [--runs 9]
 
-The fleet uses the standard library (http.client in a concurrent.futures pool). httpx and aiohttp are not
-gpudash dependencies: to compare, run this with a Python that has them (e.g. a scratch venv with
-`pip install httpx aiohttp`); a client that is not installed is reported as such.
+The fleet uses the standard library: asyncio streams carry the requests on one event-loop thread and
+http.client parses the answers (gpudash/fleet/fetch.py); the thread pool it replaced is listed for comparison.
+aiohttp comes with gpudash (textual-serve needs it); httpx is not a dependency: to compare, run this with a
+Python that has it (e.g. a scratch venv with `pip install httpx aiohttp`); a client that is not installed is
+reported as such.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import statistics
 import subprocess
 import sys
 
-CLIENTS = ("http.client, concurrent.futures", "httpx", "aiohttp")
+CLIENTS = ("asyncio, http.client", "http.client, concurrent.futures", "httpx", "aiohttp")
 
 
 def import_ms(module: str) -> float | None:

@@ -1,23 +1,30 @@
 """One HTTP GET with a hard time limit, for the fleet's scrapes and Prometheus API calls.
 
-The standard library's http.client in a thread pool: the fleet's requests are small GETs, and importing it
-with concurrent.futures costs about 30-40 ms here against about 55 ms for httpx and 145 ms for aiohttp, with
-no dependency added (benchmarks/http_client_import.py, docs/performance.md). The socket timeout bounds each
-wait; the deadline below bounds a server that keeps trickling bytes, so no request outlives its budget.
+The request and the bytes travel over asyncio streams (TLS included), so the scraper keeps up to 128
+requests in flight on one event-loop thread instead of 128 blocked threads: with a thread each, every
+worker's allocator cache and arena kept growing over hours (docs/performance.md, "Fleet view"). The answer
+is read whole, then the standard library's http.client parses it (status, headers, Content-Length or chunked
+framing), so no HTTP parsing is written here. `Connection: close` asks the server to end the answer with the
+connection; one that keeps it open is read up to the length its headers announce. A deadline bounds the
+whole request, so a server that keeps trickling bytes cannot keep it alive.
 """
 
 from __future__ import annotations
 
+import asyncio
 import http.client
+import io
+import re
 import socket
 import ssl
-import time
 import urllib.parse
 
 from gpudash import __version__
 
 MAX_BYTES = 32 * 2**20  # a metrics page or API answer bigger than this is not one we can use
 CHUNK = 1 << 16
+_LENGTH = re.compile(rb"^content-length:\s*(\d+)\s*$", re.IGNORECASE | re.MULTILINE)
+_CHUNKED = re.compile(rb"^transfer-encoding:.*chunked", re.IGNORECASE | re.MULTILINE)
 
 
 class FetchError(Exception):
@@ -28,39 +35,75 @@ def _context(ca_file: str | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=ca_file) if ca_file else ssl.create_default_context()
 
 
-def get(url: str, timeout_s: float, ca_file: str | None = None, accept: str = "text/plain") -> str:
-    parts = urllib.parse.urlsplit(url)
+class _Received:
+    """What http.client.HTTPResponse reads from: the answer's bytes, already all here."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def makefile(self, *args: object, **kwargs: object) -> io.BytesIO:
+        return io.BytesIO(self._data)
+
+
+def _complete(data: bytes | bytearray) -> bool:
+    """Whether `data` already holds a whole answer (for servers that keep the connection open)."""
+    end = data.find(b"\r\n\r\n")
+    if end < 0:
+        return False
+    head = data[:end]
+    if (length := _LENGTH.search(head)) is not None:
+        return len(data) - end - 4 >= int(length.group(1))
+    return _CHUNKED.search(head) is not None and data.endswith(b"\r\n0\r\n\r\n")
+
+
+async def _exchange(parts: urllib.parse.SplitResult, accept: str, ca_file: str | None) -> bytes:
     host = parts.hostname or ""
-    deadline = time.monotonic() + timeout_s
-    conn: http.client.HTTPConnection
-    if parts.scheme == "https":
-        conn = http.client.HTTPSConnection(host, parts.port, timeout=timeout_s, context=_context(ca_file))
-    else:
-        conn = http.client.HTTPConnection(host, parts.port, timeout=timeout_s)
-    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    tls = _context(ca_file) if parts.scheme == "https" else None
+    port = parts.port or (443 if tls else 80)
+    reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
     try:
-        conn.request("GET", path, headers={"Accept": accept, "User-Agent": f"gpudash/{__version__}"})
-        response = conn.getresponse()
-        if response.status != 200:
-            raise FetchError(f"HTTP {response.status} {response.reason}".strip())
-        kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
-        if kind == "text/html":
-            raise FetchError("an HTML page, not metrics (is the path /metrics?)")
-        chunks, size = [], 0
-        while True:
-            chunk = response.read(CHUNK)
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_BYTES:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        netloc = f"[{host}]" if ":" in host else host
+        request = (
+            f"GET {path} HTTP/1.1\r\nHost: {netloc}{f':{parts.port}' if parts.port else ''}\r\n"
+            f"Accept: {accept}\r\nUser-Agent: gpudash/{__version__}\r\nConnection: close\r\n\r\n"
+        )
+        writer.write(request.encode("latin-1"))
+        await writer.drain()
+        received = bytearray()
+        while chunk := await reader.read(CHUNK):
+            received += chunk
+            if len(received) > MAX_BYTES:
                 raise FetchError(f"answer larger than {MAX_BYTES // 2**20} MiB")
-            if time.monotonic() > deadline:
-                raise FetchError(f"no complete answer within {timeout_s:g} s")
-            chunks.append(chunk)
-        return b"".join(chunks).decode("utf-8", errors="replace")
+            if _complete(received):
+                break
+        return bytes(received)
+    finally:
+        writer.close()
+
+
+def _parsed(data: bytes) -> str:
+    response = http.client.HTTPResponse(_Received(data), method="GET")  # type: ignore[arg-type]
+    response.begin()
+    if response.status != 200:
+        raise FetchError(f"HTTP {response.status} {response.reason}".strip())
+    kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
+    if kind == "text/html":
+        raise FetchError("an HTML page, not metrics (is the path /metrics?)")
+    return response.read().decode("utf-8", errors="replace")
+
+
+async def fetch(url: str, timeout_s: float, ca_file: str | None = None, accept: str = "text/plain") -> str:
+    """The body of `url`, or FetchError saying in a few words why not; never longer than `timeout_s`."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        data = await asyncio.wait_for(_exchange(parts, accept, ca_file), timeout_s)
+        if not data:
+            raise FetchError("the server closed the connection without answering")
+        return _parsed(data)
     except FetchError:
         raise
-    except TimeoutError:
+    except (TimeoutError, asyncio.TimeoutError):  # two classes before Python 3.11
         raise FetchError(f"no answer within {timeout_s:g} s") from None
     except ConnectionRefusedError:
         raise FetchError("connection refused") from None
@@ -68,7 +111,19 @@ def get(url: str, timeout_s: float, ca_file: str | None = None, accept: str = "t
         raise FetchError(f"unknown host ({exc.strerror or exc})") from None
     except ssl.SSLError as exc:
         raise FetchError(f"TLS: {exc.reason or exc}") from None
+    except http.client.IncompleteRead:
+        raise FetchError("the answer was cut off") from None
     except (OSError, http.client.HTTPException) as exc:
         raise FetchError(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__) from None
-    finally:
-        conn.close()
+
+
+def get(url: str, timeout_s: float, ca_file: str | None = None, accept: str = "text/plain") -> str:
+    """`fetch` for a caller without an event loop (Prometheus's API calls, a few per round)."""
+
+    async def once() -> str:
+        try:
+            return await fetch(url, timeout_s, ca_file, accept)
+        finally:
+            await asyncio.sleep(0)  # the closed connection's callbacks run before this loop ends
+
+    return asyncio.run(once())

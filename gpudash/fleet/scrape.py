@@ -12,15 +12,17 @@ shown with the error), unreachable (nothing recent; the error says why).
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import urllib.parse
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from functools import partial
 
 from gpudash.fleet import exposition
-from gpudash.fleet.fetch import FetchError, get
+from gpudash.fleet.fetch import FetchError, fetch
+from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
 from gpudash.fleet.series import BATCH, GPUDASH_LIVE, WANTED
 from gpudash.fleet.targets import Target
@@ -63,17 +65,19 @@ class Scraper:
     ) -> None:
         self.timeout_s, self.stale_after_s, self.ca_file = timeout_s, stale_after_s, ca_file
         self._endpoints = [_Endpoint(t) for t in targets]
-        self._pool = ThreadPoolExecutor(max_workers=max(1, min(concurrency, len(targets))), thread_name_prefix="fleet")
+        self._io = IoLoop()  # every request on one event-loop thread (gpudash.fleet.io_loop says why)
+        self._in_flight = asyncio.Semaphore(max(1, concurrency))
         self._labels = exposition.LabelCache()
         self._lock = threading.RLock()  # a future already done runs its callback inline, under the lock
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._io.close()
 
-    def _fetch(self, endpoint: _Endpoint, batch: bool) -> list:
+    async def _fetch(self, endpoint: _Endpoint, batch: bool) -> list:
         url = _filtered(endpoint.target.url, batch)
-        # A request may outlive its round (it is dropped from the round, not cancelled) but not a second one.
-        text = get(url, REQUEST_ROUNDS * self.timeout_s, self.ca_file, accept="text/plain;version=0.0.4")
+        async with self._in_flight:
+            # A request may outlive its round (it is dropped from the round, not cancelled) but not a second one.
+            text = await fetch(url, REQUEST_ROUNDS * self.timeout_s, self.ca_file, accept="text/plain;version=0.0.4")
         try:
             return exposition.parse(text, WANTED if batch else LIVE_WANTED, self._labels)
         except ValueError as exc:
@@ -85,7 +89,7 @@ class Scraper:
             if endpoint.busy is not future:
                 return  # already taken in by the round that waited for it
             endpoint.busy = None
-            if future.cancelled():  # the scraper closed before this request started (close() cancels those)
+            if future.cancelled():  # the scraper closed while this request was waiting or running
                 endpoint.error = "not asked: the fleet source was closed"
                 return
             exc = future.exception()
@@ -107,7 +111,7 @@ class Scraper:
                 if endpoint.busy is not None:
                     continue  # still answering an earlier round: not asked twice
                 batch = endpoint.batch_at is None or started - endpoint.batch_at >= BATCH_EVERY_S
-                future = self._pool.submit(self._fetch, endpoint, batch)
+                future = self._io.submit(self._fetch(endpoint, batch))
                 endpoint.busy = future
                 future.add_done_callback(partial(self._landed, endpoint, batch))
                 sent.append((endpoint, batch, future))
