@@ -213,14 +213,15 @@ def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_3(capsys):
 
 
 def test_an_answer_in_before_the_deadline_is_never_counted_as_dropped():
-    """wait() returns once the answers are in, possibly before their done-callbacks ran in the worker threads
-    (on a busy machine they can lag): the round must take in every answer that arrived, not call it dropped."""
+    """The round's wait returns once the answers are in, possibly before their done-callbacks have run (here
+    each callback is made slow): the round must take in every answer that arrived, not call it dropped, and a
+    late callback must not undo or repeat it."""
     import threading
 
     class LaggingCallbacks(Scraper):
         def _landed(self, endpoint, batch, future):
             if threading.current_thread() is not threading.main_thread():
-                time.sleep(0.3)  # the worker's callback runs late, after the round has looked
+                time.sleep(0.3)  # the callback is slow (it runs on the fleet's event-loop thread)
             super()._landed(endpoint, batch, future)
 
     with exposition_server(dcgm_page(DGX, "node-a")) as (url, _):

@@ -1,8 +1,8 @@
 """The fleet's requests share one event loop on one background thread.
 
-Synchronous code (a scraper round in the dashboard's worker thread or in `gpudash fleet`) hands it coroutines
-and gets concurrent.futures.Future objects back, so it can wait with a deadline and leave a slow request
-running. One thread instead of a pool of 128 keeps the process's memory flat: every thread that allocates
+Synchronous code (the dashboard's worker thread, `gpudash fleet`) hands it a round as a coroutine and waits for
+the concurrent.futures.Future it gets back; the round's requests, answers and results are all made on the loop's
+thread, and a slow request left behind by a round keeps running there. One thread instead of a pool of 128 keeps the process's memory flat: every thread that allocates
 gets its own allocator cache and arena, which grow on their own (docs/performance.md, "Fleet view").
 """
 
@@ -30,14 +30,6 @@ class IoLoop:
 
     def submit(self, coroutine: Coroutine[Any, Any, T]) -> Future[T]:
         return asyncio.run_coroutine_threadsafe(coroutine, self._loop)
-
-    def call(self, function: Any, *args: Any) -> Future[Any]:
-        """Run a plain function on the loop's thread (where the requests' state lives) and return its future."""
-
-        async def call() -> Any:
-            return function(*args)
-
-        return self.submit(call())
 
     def close(self) -> None:
         """Cancel what is still running, let it end, stop the loop and its thread."""

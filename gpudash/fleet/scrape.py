@@ -13,10 +13,8 @@ shown with the error), unreachable (nothing recent; the error says why).
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 import urllib.parse
-from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -44,7 +42,7 @@ def _filtered(url: str, batch: bool) -> str:
 @dataclass
 class _Endpoint:
     target: Target
-    busy: Future | None = None
+    busy: asyncio.Future | None = None  # the request in flight (a task on the fleet's event loop)
     live: list = field(default_factory=list)  # samples of the last good answer
     batch: list = field(default_factory=list)
     batch_at: float | None = None
@@ -65,10 +63,11 @@ class Scraper:
     ) -> None:
         self.timeout_s, self.stale_after_s, self.ca_file = timeout_s, stale_after_s, ca_file
         self._endpoints = [_Endpoint(t) for t in targets]
-        self._io = IoLoop()  # every request on one event-loop thread (gpudash.fleet.io_loop says why)
+        # Requests, answers and rounds all run on one event-loop thread (gpudash.fleet.io_loop says why), so
+        # the endpoints' state is only ever touched there and needs no lock.
+        self._io = IoLoop()
         self._in_flight = asyncio.Semaphore(max(1, concurrency))
         self._labels = exposition.LabelCache()
-        self._lock = threading.RLock()  # a future already done runs its callback inline, under the lock
 
     def close(self) -> None:
         self._io.close()
@@ -83,47 +82,49 @@ class Scraper:
         except ValueError as exc:
             raise FetchError(f"not a Prometheus metrics page ({exc})") from None
 
-    def _landed(self, endpoint: _Endpoint, batch: bool, future: Future) -> None:
+    def _landed(self, endpoint: _Endpoint, batch: bool, future: asyncio.Future) -> None:
         now = time.time()
-        with self._lock:
-            if endpoint.busy is not future:
-                return  # already taken in by the round that waited for it
-            endpoint.busy = None
-            if future.cancelled():  # the scraper closed while this request was waiting or running
-                endpoint.error = "not asked: the fleet source was closed"
-                return
-            exc = future.exception()
-            if exc is not None:
-                error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
-                endpoint.error = one_line(error, 500)  # an HTTP reason phrase is the other host's text
-                return
-            samples = future.result()
-            endpoint.live = [s for s in samples if s[0] not in BATCH or s[0] == "gpudash_machine_info"]
-            if batch:
-                endpoint.batch, endpoint.batch_at = [s for s in samples if s[0] in BATCH], now
-            endpoint.ok_at, endpoint.error = now, None
+        if endpoint.busy is not future:
+            return  # already taken in by the round that waited for it
+        endpoint.busy = None
+        if future.cancelled():  # the scraper closed while this request was waiting or running
+            endpoint.error = "not asked: the fleet source was closed"
+            return
+        exc = future.exception()
+        if exc is not None:
+            error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
+            endpoint.error = one_line(error, 500)  # an HTTP reason phrase is the other host's text
+            return
+        samples = future.result()
+        endpoint.live = [s for s in samples if s[0] not in BATCH or s[0] == "gpudash_machine_info"]
+        if batch:
+            endpoint.batch, endpoint.batch_at = [s for s in samples if s[0] in BATCH], now
+        endpoint.ok_at, endpoint.error = now, None
 
     def round(self) -> FleetRound:
+        """One round, run on the fleet's event loop; the caller's thread only waits for it."""
+        return self._io.submit(self._round()).result()
+
+    async def _round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
-        sent: list[tuple[_Endpoint, bool, Future]] = []
-        with self._lock:
-            for endpoint in self._endpoints:
-                if endpoint.busy is not None:
-                    continue  # still answering an earlier round: not asked twice
-                batch = endpoint.batch_at is None or started - endpoint.batch_at >= BATCH_EVERY_S
-                future = self._io.submit(self._fetch(endpoint, batch))
-                endpoint.busy = future
-                future.add_done_callback(partial(self._landed, endpoint, batch))
-                sent.append((endpoint, batch, future))
-        wait([future for _, _, future in sent], timeout=self.timeout_s)
-        with self._lock:
-            # wait() returns as soon as the answers are in, possibly before their callbacks ran in the workers:
-            # take in every answer that arrived, so none is counted as dropped.
-            for endpoint, batch, future in sent:
-                if future.done():
-                    self._landed(endpoint, batch, future)
-            dropped = [e.target.label for e in self._endpoints if e.busy is not None]
-            hosts = self._hosts(time.time(), set(dropped))
+        sent: list[tuple[_Endpoint, bool, asyncio.Future]] = []
+        for endpoint in self._endpoints:
+            if endpoint.busy is not None:
+                continue  # still answering an earlier round: not asked twice
+            batch = endpoint.batch_at is None or started - endpoint.batch_at >= BATCH_EVERY_S
+            task = asyncio.create_task(self._fetch(endpoint, batch))
+            endpoint.busy = task
+            task.add_done_callback(partial(self._landed, endpoint, batch))
+            sent.append((endpoint, batch, task))
+        if sent:
+            await asyncio.wait([task for _, _, task in sent], timeout=self.timeout_s)
+        # wait() returns as soon as the answers are in, before their done-callbacks have run: take in every
+        # answer that arrived, so none is counted as dropped.
+        for endpoint, batch, answer in sent:
+            if answer.done():
+                self._landed(endpoint, batch, answer)
+        dropped = [e.target.label for e in self._endpoints if e.busy is not None]
+        hosts = self._hosts(time.time(), set(dropped))
         return FleetRound(
             {"kind": "hosts", "targets": len(self._endpoints)},
             hosts,
