@@ -161,6 +161,17 @@ def node_exporter(textfile_dir: Path) -> Iterator[str]:
         stop(proc)
 
 
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate and key for 127.0.0.1 (openssl), valid for a day: TLS tests trust it as their CA file."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    return cert, key
+
+
 @contextlib.contextmanager
 def exposition_server(pages, delay_s: float = 0.0) -> Iterator[tuple[str, dict]]:
     """An in-process HTTP server on 127.0.0.1 answering GET with `pages(path) -> text` (or a fixed text),

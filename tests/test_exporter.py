@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from servers import DGX, REPO, get, gpudash_serve
+from servers import DGX, REPO, get, gpudash_serve, self_signed_certificate
 
 from gpudash.cli import main
 from gpudash.config import defaults
@@ -93,12 +93,7 @@ def test_name_filter_serves_only_the_asked_series():
 
 
 def test_tls_from_a_certificate_and_key(tmp_path):
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+    cert, key = self_signed_certificate(tmp_path)
     with gpudash_serve("--replay", str(DGX), "--tls-cert", str(cert), "--tls-key", str(key)) as (url, _):
         assert url.startswith("https://127.0.0.1:")
         text = get(url, context=ssl.create_default_context(cafile=str(cert)))

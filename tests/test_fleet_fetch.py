@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import socket
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from servers import DGX, gpudash_serve
+from servers import DGX, gpudash_serve, self_signed_certificate
 
 from gpudash.fleet import fetch as fetch_module
 from gpudash.fleet.fetch import FetchError, get
@@ -147,12 +146,7 @@ def test_nobody_listening_is_connection_refused():
 
 
 def test_the_scraper_reads_a_tls_endpoint_with_its_ca_file_and_says_why_not_without(tmp_path):
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
+    cert, key = self_signed_certificate(tmp_path)
     with gpudash_serve(
         "--replay", str(DGX), "--hostname", "tls-node", "--tls-cert", str(cert), "--tls-key", str(key)
     ) as (
