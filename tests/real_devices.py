@@ -76,7 +76,7 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "NVIDIA GeForce GTX 1080 Ti", "6.1", "Pascal", "none"),
     (SMI, "nvidia", "NVIDIA RTX A6000", "8.6", "Ampere", "partial"),  # fp32 and bandwidth only
     (SMI, "nvidia", "NVIDIA RTX 6000 Ada Generation", "8.9", "Ada", "partial"),
-    (SMI, "nvidia", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", "Blackwell", "none"),
+    (SMI, "nvidia", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", "Blackwell", "partial"),
     # AMD Instinct
     (ROCMINFO, "amd", "AMD Instinct MI300X", "gfx942", "CDNA3", "spec"),
     (TORCH, "amd", "AMD Instinct MI300X", "gfx942:sramecc+:xnack-", "CDNA3", "spec"),

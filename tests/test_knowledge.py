@@ -529,6 +529,7 @@ def test_cpu_peaks_need_cores_clock_and_a_vector_isa():
         (amd("AMD Radeon RX 9060", "gfx1200"), 288.0),
         (nv("NVIDIA GeForce RTX 5050", "12.0"), 320.0),
         (nv("NVIDIA H20", "9.0"), 4000.0),  # not the H200's 4800
+        (nv("NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0"), 1792.0),
     ],
 )
 def test_memory_bandwidth_for_named_parts(device, gbps):

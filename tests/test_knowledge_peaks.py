@@ -54,6 +54,7 @@ NAMES = {
     "NVIDIA RTX A6000": ("nvidia", "NVIDIA RTX A6000", "8.6"),
     "NVIDIA RTX A4000": ("nvidia", "NVIDIA RTX A4000", "8.6"),
     "NVIDIA RTX 6000 Ada Generation": ("nvidia", "NVIDIA RTX 6000 Ada Generation", "8.9"),
+    "NVIDIA RTX PRO 6000 Blackwell": ("nvidia", "NVIDIA RTX PRO 6000 Blackwell Server Edition", "12.0"),
     "AMD Radeon Instinct MI50": ("amd", "AMD Radeon Instinct MI50", "gfx906"),
     "AMD Radeon Instinct MI60": ("amd", "AMD Radeon Instinct MI60", "gfx906"),
     "AMD Radeon 8060S": ("amd", "AMD Radeon 8060S Graphics", "gfx1151"),
@@ -219,6 +220,9 @@ def test_laptop_parts_never_get_desktop_figures(name):
         ("NVIDIA GeForce RTX 5050", "NVIDIA GeForce RTX 5050"),
         ("NVIDIA GeForce RTX 5050 Laptop GPU", None),  # GDDR7, another clock
         ("NVIDIA H20", "NVIDIA H20"),
+        ("NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "NVIDIA RTX PRO 6000 Blackwell"),
+        ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "NVIDIA RTX PRO 6000 Blackwell"),
+        ("NVIDIA RTX PRO 5000 Blackwell", None),
         ("NVIDIA H20-3e", None),  # 141 GB HBM3e: another part
         ("NVIDIA H200", "NVIDIA H200 SXM"),
         # workstation and datacenter neighbours: a laptop part, the Turing Quadro RTX 6000, an MI50 32GB (its figures

@@ -518,6 +518,21 @@ NVIDIA_WORKSTATION: tuple[Part, ...] = (
         448.0,
         "8.6",
     ),
+    # RTX PRO 6000 Blackwell: one row for its Workstation, Max-Q Workstation and Server editions, which share the
+    # chip's 188 SMs and 96 GB of 28 Gbps GDDR7 on 512 bits but not their clocks (not published per edition).
+    Part(
+        "NVIDIA RTX PRO 6000 Blackwell",
+        "nvidia",
+        r"\brtx pro 6000 blackwell\b(?!.*\blaptop\b)",
+        "https://www.nvidia.com/en-us/products/workstations/professional-desktop-gpus/rtx-pro-6000/; "
+        "https://gpu.name/posts/nvidia-unveils-rtx-pro-6000-blackwell-gpu-with-24-064-cores-and-96gb-memory",
+        {},
+        1792.0,
+        "12.0",
+        188,
+        None,
+        note="the editions' clocks differ and were not published: no figure is derived",
+    ),
     # RTX 6000 Ada: the datasheet's 1457.0 TFLOPS is "effective FP8 ... using the new sparsity feature"
     Part(
         "NVIDIA RTX 6000 Ada Generation",
