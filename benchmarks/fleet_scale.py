@@ -313,10 +313,10 @@ def rss_by_mapping() -> str:
             kind = "heap"
         elif region.path and not region.path.startswith("["):
             kind = "files"
+        elif start % (64 * 2**20) == 0:  # a thread arena's heap starts on a 64 MiB boundary
+            kind = "malloc arenas"
         elif end - start == stack_size:
             kind = "stacks"
-        elif start % (64 * 2**20) == 0:
-            kind = "malloc arenas"
         else:
             kind = "other anon"
         kinds[kind] += region.rss

@@ -2,8 +2,9 @@
 
 Synchronous code (the dashboard's worker thread, `gpudash fleet`) hands it a round as a coroutine and waits for
 the concurrent.futures.Future it gets back; the round's requests, answers and results are all made on the loop's
-thread, and a slow request left behind by a round keeps running there. One thread instead of a pool of 128 keeps the process's memory flat: every thread that allocates
-gets its own allocator cache and arena, which grow on their own (docs/performance.md, "Fleet view").
+thread, and a slow request left behind by a round keeps running there. One thread instead of a pool of 128:
+every thread that allocates gets its own allocator cache and arena, and with 128 of them the process's memory
+kept creeping up for hours (docs/performance.md, "Fleet view").
 """
 
 from __future__ import annotations
