@@ -48,6 +48,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 def plant_results(machine) -> None:
     """Remembered results for the replayed machine, the size real commands would leave behind."""
     from gpudash import store
+    from gpudash.contracts.validation import problems
+    from gpudash.measure.bench.report import BenchReport, bench_json
     from gpudash.measure.bench.store import BENCH_HISTORY_KIND
     from gpudash.measure.probe.report import PROBE_VERSION
     from gpudash.measure.probe.store import PROBE_KIND
@@ -66,22 +68,30 @@ def plant_results(machine) -> None:
         }
         matrices[d.key] = PrecisionCapabilityMatrix(d.name, device=d.key, results=results, measured_at=stamp).to_dict()
     store.save(PROBE_KIND, machine, {"version": PROBE_VERSION, "matrices": matrices})
+    spread = {"p10_s": 0.27, "p90_s": 0.28, "min_s": 0.27}
+    shape_entry = {"op": "matmul", "shape": [4096] * 3, "gflops": 500e3, "median_s": 0.275, "mean_s": 0.275,
+                   "spread": spread, "reps": 5, "efficiency": 0.6, "budget_cut": False, "other_load": 0.0}  # fmt: skip
     for run in range(20):
-        devices = []
+        reports = {}
         for d in machine.devices:
-            precisions = {
-                p: PrecisionTestResult(
-                    p, True, measured_gflops=500e3 + run, efficiency=0.6, speedup_vs_fp32=8.0
-                ).to_dict()
+            results = {
+                p: PrecisionTestResult(p, True, measured_gflops=500e3 + run, efficiency=0.6, speedup_vs_fp32=8.0)
                 for p in PRECISIONS
             }
-            results = [{"precision": p, "op": "matmul", "shape": [4096] * 3, "gflops": 500e3} for p in PRECISIONS] * 6
-            devices.append(
-                {"key": d.key, "index": d.index, "name": d.name, "measured_at": stamp, "precisions": precisions,
-                 "median_gflops_by_precision": {p: 4.5e5 for p in PRECISIONS}, "results": results,
-                 "memory_bandwidth": [{"op": "copy", "status": "ok", "gbps": 2900.0}]}
+            matrix = PrecisionCapabilityMatrix(d.name, device=d.key, results=results, measured_at=stamp)
+            reports[d.key] = BenchReport(
+                d.key, d.index, d.vendor, d.name, matrix,
+                results=[dict(shape_entry, precision=p) for p in PRECISIONS] * 6,
+                memory_bandwidth=[{"op": "copy", "status": "ok", "bytes": 1 << 30, "gbps": 2900.0, "median_s": 0.00074,
+                                   "reps": 20, "spread": spread, "efficiency": 0.87}],
+                median_gflops_by_precision=dict.fromkeys(PRECISIONS, 4.5e5),
             )  # fmt: skip
-        store.append_history(BENCH_HISTORY_KIND, machine, {"version": 1, "replayed": False, "devices": devices})
+        # Shaped as a live run (a replay never saves one), through the bench command's own document builder.
+        run_doc = dict(bench_json(machine, reports, "quick"), replayed=False, source="live")
+        wrong = problems("bench", run_doc)
+        if wrong:
+            raise SystemExit(f"fleet_scale: the planted benchmark run no longer matches bench.schema.json: {wrong[0]}")
+        store.append_history(BENCH_HISTORY_KIND, machine, run_doc)
     checks = [
         {"plugin": "p", "check": f"c{i}", "device": d.key, "status": "pass", "summary": "ok", "checked_at": stamp}
         for d in machine.devices
