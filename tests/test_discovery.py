@@ -39,7 +39,10 @@ H100_PROPS = Props(
 )
 
 
-def test_cpu_only_machine(no_vendor_libs):
+def test_cpu_only_machine(no_vendor_libs, monkeypatch):
+    # The first reading is n/a when it comes sooner than FIRST_WINDOW_S after discovery began; discovery on a
+    # slow or busy CI machine can take longer than the 0.1 s, so the window is widened here, not the timing trusted.
+    monkeypatch.setattr("gpudash.devices.cpu.FIRST_WINDOW_S", 60.0)
     machine = discover(include_torch=False)
     assert [d.vendor for d in machine.devices] == ["cpu"]
     assert any("NVML" in n for n in machine.notes) and any("amdsmi" in n for n in machine.notes)
