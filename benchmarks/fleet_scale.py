@@ -17,8 +17,9 @@
    the first full round is on screen, and its RSS at the start and end of that window.
 
 Diagnostics (one each, instead of the above): --heap-seconds and --tui-heap-seconds (the Python heap under
-tracemalloc), --tui-rss-seconds [--malloc-trim] (the Fleet tab's RSS beside the allocator's arenas and the object
-count; run it under MALLOC_ARENA_MAX=2 too), --tui-only (the real dashboard for an hour).
+tracemalloc), --tui-rss-seconds [--malloc-trim] (the Fleet tab's RSS beside the allocator's arenas, the object
+count and RSS by mapping: main heap, thread arenas, stacks; run it under MALLOC_ARENA_MAX=2 too), --tui-only (the
+real dashboard for an hour).
 """
 
 from __future__ import annotations
