@@ -343,7 +343,8 @@ _RTX50_NEWS = (
 _RTX_COMPARE = "GitHub text, search-index id 56305463472 (NVIDIA's GeForce compare table)"
 _RTX5050 = "https://tweakers.net/nieuws/236558/nvidia-kondigt-rtx-5050-videokaart-met-8gb-gddr6-geheugen-aan-voor-259-euro.html"
 _RTX60_NEWS = "https://prepmusiclog.com/nvidia-rtx-5060-5060-ti-review-you-can-have-affordable-or-future-proof-pick-one"
-_NOT_LAPTOP = r"(?!.*\b(?:laptop|mobile|max q)\b)"
+MOBILE_WORDS = r"\b(?:laptop|mobile|max q)\b"  # words of a laptop part's name (normalised)
+_NOT_LAPTOP = rf"(?!.*{MOBILE_WORDS})"
 _RTX3090TI = (
     "https://www.tweaktown.com/news/84164/nvidia-geforce-rtx-3090-ti-full-specs-price-performance-details/index.html"
 )

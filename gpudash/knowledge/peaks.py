@@ -24,7 +24,15 @@ from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import features, microarch, vendor_of
 from gpudash.knowledge.levels import NATIVE, ArchInfo, DeviceFacts
 from gpudash.knowledge.nvidia import parse_cc
-from gpudash.knowledge.peak_tables import AMD_RATES, GEFORCE_HALVED, NV_RATES, NV_RATES_NO_TC, PARTS, Part
+from gpudash.knowledge.peak_tables import (
+    AMD_RATES,
+    GEFORCE_HALVED,
+    MOBILE_WORDS,
+    NV_RATES,
+    NV_RATES_NO_TC,
+    PARTS,
+    Part,
+)
 from gpudash.precisions import PRECISIONS
 
 SPEC, DERIVED, ESTIMATED = "spec", "spec-derived", "estimated"
@@ -81,7 +89,7 @@ def _matching(vendor: str, text: str) -> list[Part]:
     return [part for part, rx in _COMPILED if part.vendor == vendor and rx.search(text)]
 
 
-_MOBILE = re.compile(r"\b(?:laptop|mobile|max q)\b")
+_MOBILE = re.compile(MOBILE_WORDS)
 
 
 def match_parts(device: DeviceFacts) -> PartMatch:
