@@ -398,7 +398,7 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
     _geforce(
         "3080",
         "ti",
-        f"{_RTX30}; GitHub text, search-index id 56305463472 (NVIDIA's RTX 30 spec table)",
+        f"{_RTX30}; {_RTX_COMPARE}",
         80,
         1670,
         None,
@@ -411,7 +411,7 @@ NVIDIA_GEFORCE: tuple[Part, ...] = (
     _geforce(
         "3070",
         "ti",
-        f"{_RTX30}; GitHub text, search-index id 56305463472 (NVIDIA's RTX 30 spec table)",
+        f"{_RTX30}; {_RTX_COMPARE}",
         48,
         1770,
         608.0,
