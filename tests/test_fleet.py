@@ -189,20 +189,27 @@ def test_bad_fleet_options_give_one_line_and_exit_2(argv, message, capsys):
 
 
 def test_label_sets_are_parsed_by_prometheus_client_once_and_exactly():
-    from gpudash.fleet.exposition import LabelCache, parse
+    from gpudash.fleet.exposition import SeriesCache, parse
 
-    cache = LabelCache(limit=2)
+    cache = SeriesCache()
     tricky = 'gpudash_device_info{device_key="cpu:0",name="odd } name \\"quoted\\" \\\\ back"} 1 1700000000000\n'
     plain = 'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1"} 97\nDCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-1"} +Inf\n'
-    ((name, labels, value),) = parse(tricky, cache=cache)
-    assert (name, value) == ("gpudash_device_info", 1.0)
-    assert labels == {"device_key": "cpu:0", "name": 'odd } name "quoted" \\ back'}
+    ((series, value),) = parse(tricky, cache=cache)
+    assert (series.name, value) == ("gpudash_device_info", 1.0)
+    assert series.labels == {"device_key": "cpu:0", "name": 'odd } name "quoted" \\ back'}
+    assert series.device is not None and series.device.key == "cpu:0"
     util, temp = parse(plain, cache=cache)
-    assert util[1] is temp[1] and util[2] == 97.0 and temp[2] == float("inf")  # one label set, parsed once
+    assert util[0].labels is temp[0].labels  # one label set, parsed once
+    assert util[1] == 97.0 and temp[1] == float("inf")
+    again, _ = parse(plain.replace("97", "12"), cache=cache)
+    assert again[0] is util[0] and again[1] == 12.0  # a series seen before is looked up, its value read anew
+    small = SeriesCache(limit=2)
+    parse(tricky + plain, cache=small)
+    assert len(small._series) <= 2 and len(small._labels) <= 2  # bounded, whatever a host sends
     with pytest.raises(ValueError):
-        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0 97\n', cache=LabelCache())
+        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0 97\n', cache=SeriesCache())
     with pytest.raises(ValueError):
-        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0"}\n', cache=LabelCache())
+        parse('DCGM_FI_DEV_GPU_UTIL{gpu="0"}\n', cache=SeriesCache())
 
 
 def test_prometheus_that_cannot_be_reached_is_one_line_and_exit_3(capsys):

@@ -5,6 +5,7 @@ and no request outlives its time limit."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
@@ -15,11 +16,23 @@ import pytest
 from servers import DGX, gpudash_serve, self_signed_certificate
 
 from gpudash.fleet import fetch as fetch_module
-from gpudash.fleet.fetch import FetchError, get
+from gpudash.fleet.fetch import FetchError, fetch
 from gpudash.fleet.scrape import Scraper
 from gpudash.fleet.targets import parse_target
 
 pytestmark = pytest.mark.light
+
+
+def get(url: str, timeout_s: float, ca_file: str | None = None) -> str:
+    """One fetch from a caller without an event loop, as `gpudash fleet`'s callers wait for one."""
+
+    async def once() -> str:
+        try:
+            return await fetch(url, timeout_s, ca_file)
+        finally:
+            await asyncio.sleep(0)  # the closed connection's callbacks run before this loop ends
+
+    return asyncio.run(once())
 
 
 @contextlib.contextmanager

@@ -10,6 +10,8 @@ Two sources give the same `FleetRound` (model.py):
 The rest:
   targets.py     --hosts / --hostfile parsing
   series.py      which series each exporter publishes, in which units, and how a device is identified
-  exposition.py  the text format, parsed with prometheus_client's parser after dropping unwanted lines
+  exposition.py  the text format: unwanted lines dropped by name, each series parsed by prometheus_client's
+                 parser once and then looked up
+  io_loop.py, fetch.py  the event-loop thread every request of both sources runs on, and one HTTP GET
   interval.py    the refresh interval that grows with the fleet
 """

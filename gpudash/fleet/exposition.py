@@ -1,10 +1,11 @@
 """The Prometheus text format, read with prometheus_client's parser, and the devices it describes.
 
 Exporters publish far more than the fleet shows (dcgm-exporter ~200 samples per 8-GPU node), and the parser
-costs tens of microseconds a sample, most of it reading the label set, so two things keep a round cheap:
-lines of unwanted series are dropped by a string split before any parsing, and a label set (`{...}`) is
-parsed by prometheus_client the first time it is seen and then looked up, since a host sends the same label
-sets every round (LabelCache, bounded).
+costs tens of microseconds a sample, most of it reading the label set, while a host sends the same series
+every round. So a line is split at its label set's closing brace into head (name and labels) and value; the
+head is looked up in a bounded cache (SeriesCache) that holds, per wanted series, its labels as
+prometheus_client parsed them the first time and what they say (host, device, reading); lines of unwanted
+series are dropped by their name before any parsing.
 """
 
 from __future__ import annotations
@@ -15,26 +16,16 @@ from collections.abc import Iterable
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpudash.fleet.model import Device
-from gpudash.fleet.series import LIVE, WANTED, hostname, identity, plausible, source_of
+from gpudash.fleet.series import WANTED, Series, describe, plausible
 from gpudash.plain_text import one_line
 
-Sample = tuple[str, dict[str, str], float]
+Sample = tuple[Series, float]
 
 
-def _series_name(line: str) -> str:
-    if line.startswith("#"):
-        parts = line.split(None, 3)  # "# TYPE name gauge" / "# HELP name text"
-        return parts[2] if len(parts) > 2 else ""
-    end = len(line)
-    for stop in ("{", " "):
-        i = line.find(stop)
-        if 0 <= i < end:
-            end = i
-    return line[:end]
-
-
-def wanted_lines(text: str, wanted: frozenset[str] = WANTED) -> str:
-    return "\n".join(line for line in text.splitlines() if line and _series_name(line) in wanted) + "\n"
+def _series_name(head: str) -> str:
+    """The name at the start of a sample line's head: up to its label set or the end."""
+    brace = head.find("{")
+    return head if brace < 0 else head[:brace]
 
 
 def clean_labels(labels: dict[str, str]) -> dict[str, str]:
@@ -43,54 +34,71 @@ def clean_labels(labels: dict[str, str]) -> dict[str, str]:
     return {one_line(k, 200): one_line(v, 500) for k, v in labels.items()}
 
 
-class LabelCache:
-    """Label sets already parsed, by their text; cleared when it holds `limit` of them (memory stays flat)."""
+class SeriesCache:
+    """Series already read, by the text before their value (name and label set), and label sets by their text;
+    each is cleared when it holds `limit` entries, so memory stays flat whatever an exporter sends."""
 
     def __init__(self, limit: int = 100_000) -> None:
         self.limit = limit
-        self._seen: dict[str, dict[str, str]] = {}
+        self._series: dict[str, Series] = {}
+        self._labels: dict[str, dict[str, str]] = {}
 
-    def labels(self, line: str, block: str) -> dict[str, str]:
-        found = self._seen.get(block)
+    def series(self, line: str, head: str) -> Series | str:
+        """The wanted series `head` names, or just its name when the fleet does not read it (not kept)."""
+        found = self._series.get(head)
+        if found is not None:
+            return found
+        name = _series_name(head)
+        if name not in WANTED:
+            return name
+        block = head[len(name) :]
+        if block and not (block[0] == "{" and block[-1] == "}"):
+            raise ValueError(f"unclosed label set: {line[:120]!r}")
+        found = describe(name, self._label_set(line, block) if block else {})
+        if len(self._series) >= self.limit:
+            self._series.clear()
+        self._series[head] = found
+        return found
+
+    def _label_set(self, line: str, block: str) -> dict[str, str]:
+        found = self._labels.get(block)
         if found is None:
             families = list(text_string_to_metric_families(line + "\n"))
             if not families or not families[0].samples:
                 raise ValueError(f"unreadable sample line: {line[:120]!r}")
             found = clean_labels(families[0].samples[0].labels)
-            if len(self._seen) >= self.limit:
-                self._seen.clear()
-            self._seen[block] = found
+            if len(self._labels) >= self.limit:
+                self._labels.clear()
+            self._labels[block] = found
         return found
 
 
-def parse(text: str, wanted: frozenset[str] = WANTED, cache: LabelCache | None = None) -> list[Sample]:
-    """(name, labels, value) of the wanted series; raises ValueError on a malformed exposition."""
-    cache = cache if cache is not None else LabelCache()
+def parse(text: str, wanted: frozenset[str] = WANTED, cache: SeriesCache | None = None) -> list[Sample]:
+    """(series, value) of the wanted series; raises ValueError on a malformed exposition."""
+    cache = cache if cache is not None else SeriesCache()
     out: list[Sample] = []
     for line in text.splitlines():
         if not line or line[0] == "#":
             continue
-        name = _series_name(line)
-        if name not in wanted:
-            continue
-        if line[len(name) : len(name) + 1] == "{":
-            head, brace, rest = line.rpartition("}")  # values and timestamps hold no "}": this ends the labels
-            if not brace:
-                raise ValueError(f"unclosed label set: {line[:120]!r}")
-            labels = cache.labels(line, head[len(name) :])
+        end = line.rfind("}") + 1  # values and timestamps hold no "}": the last one ends the label set
+        if end:
+            head, rest = line[:end], line[end:]
         else:
-            labels, rest = {}, line[len(name) :]
+            head, _, rest = line.partition(" ")
+        found = cache.series(line, head)
+        if isinstance(found, str) or found.name not in wanted:
+            continue
         fields = rest.split()
         if not fields:
             raise ValueError(f"sample without a value: {line[:120]!r}")
-        out.append((name, labels, float(fields[0])))
+        out.append((found, float(fields[0])))
     return out
 
 
 def group_by_host(samples: Iterable[Sample], default_host: str) -> dict[str, list[Sample]]:
     hosts: dict[str, list[Sample]] = {}
     for sample in samples:
-        hosts.setdefault(hostname(sample[1]) or default_host, []).append(sample)
+        hosts.setdefault(sample[0].host or default_host, []).append(sample)
     return hosts
 
 
@@ -100,11 +108,12 @@ def devices(samples: Iterable[Sample]) -> tuple[list[Device], bool]:
     found: dict[str, Device] = {}
     extra: dict[str, dict[str, float]] = {}
     replayed = False
-    for name, labels, value in samples:
+    for series, value in samples:
+        name, labels = series.name, series.labels
         if name == "gpudash_machine_info":
             replayed = replayed or labels.get("replayed") == "true"
             continue
-        ident = identity(name, labels)
+        ident = series.device
         if ident is None:
             continue
         device = found.get(ident.key)
@@ -112,10 +121,9 @@ def devices(samples: Iterable[Sample]) -> tuple[list[Device], bool]:
             device = found[ident.key] = Device(f"{ident.vendor}:{ident.index}", ident.vendor, ident.index)
         device.name = device.name or ident.name
         device.uuid = device.uuid or ident.uuid
-        source = source_of(name)
-        if source not in device.sources:
-            device.sources.append(source)
-        reading = LIVE.get(name)
+        if series.source not in device.sources:
+            device.sources.append(series.source)
+        reading = series.reading
         if reading is not None:
             scaled = plausible(reading.field, value * reading.scale)
             if scaled is None:

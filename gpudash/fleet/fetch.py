@@ -115,15 +115,3 @@ async def fetch(url: str, timeout_s: float, ca_file: str | None = None, accept: 
         raise FetchError("the answer was cut off") from None
     except (OSError, http.client.HTTPException) as exc:
         raise FetchError(getattr(exc, "strerror", None) or str(exc) or type(exc).__name__) from None
-
-
-def get(url: str, timeout_s: float, ca_file: str | None = None, accept: str = "text/plain") -> str:
-    """`fetch` for a caller without an event loop (Prometheus's API calls, a few per round)."""
-
-    async def once() -> str:
-        try:
-            return await fetch(url, timeout_s, ca_file, accept)
-        finally:
-            await asyncio.sleep(0)  # the closed connection's callbacks run before this loop ends
-
-    return asyncio.run(once())

@@ -1,30 +1,32 @@
 """Read the fleet from a Prometheus server: what dcgm-exporter, AMD's exporter and gpudash serve published.
 
-A round makes two calls at once, each with the round's deadline: an instant query for every series the
-fleet shows (one regex over metric names) and /api/v1/targets for each target's health, last scrape and
-last error. A host's status comes from its targets: up (all healthy and recently scraped), stale (some
-down, or Prometheus has not scraped it for three intervals: the values shown are the last ones), unreachable
-(all down; Prometheus's error shown). Servers that do not offer /api/v1/targets (some query front-ends) are
-read through the `up` series instead. A host's history comes from query_range.
+A round makes two calls at once on the fleet's event-loop thread (gpudash.fleet.io_loop), each with the
+round's deadline: an instant query for every series the fleet shows (one regex over metric names) and
+/api/v1/targets for each target's health, last scrape and last error. A host's status comes from its
+targets: up (all healthy and recently scraped), stale (some down, or Prometheus has not scraped it for three
+intervals: the values shown are the last ones), unreachable (all down; Prometheus's error shown). Servers
+that do not offer /api/v1/targets (some query front-ends) are read through the `up` series instead. A
+host's history comes from query_range.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import re
 import time
 import urllib.parse
-from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime
 from typing import Any
 
 from gpudash.errors import GpudashError
 from gpudash.fleet import exposition
-from gpudash.fleet.fetch import FetchError, get
+from gpudash.fleet.fetch import FetchError, fetch
+from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
-from gpudash.fleet.series import WANTED, hostname, plausible
+from gpudash.fleet.series import WANTED, describe, hostname, plausible
 from gpudash.plain_text import one_line
 
 STALE_INTERVALS = 3
@@ -65,15 +67,25 @@ class PrometheusSource:
     def __init__(self, url: str, *, timeout_s: float = 4.0, ca_file: str | None = None, history_s: int = 900):
         self.url = url.rstrip("/")
         self.timeout_s, self.ca_file, self.history_s = timeout_s, ca_file, history_s
-        self._pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="fleet-prom")
+        self._io = IoLoop("fleet-prometheus")
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._io.close()
 
-    def _api(self, path: str, **params: str) -> Any:
+    def _wait(self, calls: Any) -> Any:
+        """Run `calls` (a coroutine) on the event-loop thread; each request has its own deadline, this one is
+        the last resort."""
+        done = self._io.submit(calls)
+        try:
+            return done.result(timeout=self.timeout_s * 2)
+        except FutureTimeout:
+            done.cancel()
+            raise GpudashError(f"Prometheus at {self.url}: no answer within {self.timeout_s * 2:g} s") from None
+
+    async def _api(self, path: str, **params: str) -> Any:
         url = f"{self.url}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
         try:
-            body = json.loads(get(url, self.timeout_s, self.ca_file, accept="application/json"))
+            body = json.loads(await fetch(url, self.timeout_s, self.ca_file, accept="application/json"))
         except FetchError as exc:
             raise GpudashError(f"Prometheus at {self.url}: {exc}") from None
         except ValueError:
@@ -82,7 +94,7 @@ class PrometheusSource:
             raise GpudashError(f"Prometheus at {self.url}: {body.get('errorType')}: {body.get('error')}")
         return body["data"]
 
-    def _targets(self) -> list[dict[str, Any]]:
+    async def _targets(self) -> list[dict[str, Any]]:
         try:
             return [
                 {
@@ -94,10 +106,10 @@ class PrometheusSource:
                     "last": _time(t.get("lastScrape")),
                     "every": _duration_s(t.get("scrapeInterval")),
                 }
-                for t in self._api("targets", state="active")["activeTargets"]
+                for t in (await self._api("targets", state="active"))["activeTargets"]
             ]
         except GpudashError:
-            up = self._api("query", query="up")["result"]
+            up = (await self._api("query", query="up"))["result"]
             return [
                 {
                     "instance": r["metric"].get("instance", ""),
@@ -113,18 +125,17 @@ class PrometheusSource:
     def round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
         names = "|".join(sorted(WANTED))
-        series = self._pool.submit(self._api, "query", query=f'{{__name__=~"{names}"}}')
-        targets = self._pool.submit(self._targets)
-        try:
-            found, listed = series.result(timeout=self.timeout_s * 2), targets.result(timeout=self.timeout_s * 2)
-        except FutureTimeout:
-            raise GpudashError(f"Prometheus at {self.url}: no answer within {self.timeout_s * 2:g} s") from None
+
+        async def both() -> list[Any]:
+            return await asyncio.gather(self._api("query", query=f'{{__name__=~"{names}"}}'), self._targets())
+
+        found, listed = self._wait(both())
         samples = []
         for r in found["result"]:
             labels = exposition.clean_labels(r["metric"])
             value = float(r["value"][1])
             if math.isfinite(value):
-                samples.append((labels.pop("__name__"), labels, value))
+                samples.append((describe(labels.pop("__name__"), labels), value))
         hosts = self._hosts(samples, listed, time.time())
         return FleetRound(
             {"kind": "prometheus", "url": self.url}, hosts, started, time.monotonic() - t0, self.timeout_s
@@ -134,7 +145,7 @@ class PrometheusSource:
         by_instance: dict[str, str] = {}
         grouped: dict[str, list] = {}
         for sample in samples:
-            labels = sample[1]
+            labels = sample[0].labels
             name = hostname(labels) or _instance_host(labels.get("instance", "?"))
             by_instance.setdefault(labels.get("instance", ""), name)
             grouped.setdefault(name, []).append(sample)
@@ -177,7 +188,9 @@ class PrometheusSource:
         end = time.time()
         step = max(1, self.history_s // 120)
         start = end - step * (self.history_s // step)  # so that `end` itself is one of the points
-        data = self._api("query_range", query=query, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step}s")
+        data = self._wait(
+            self._api("query_range", query=query, start=f"{start:.3f}", end=f"{end:.3f}", step=f"{step}s")
+        )
         by_id = {d.id: d for d in host.devices}
         for r in data["result"]:
             labels = r["metric"]

@@ -67,7 +67,7 @@ class Scraper:
         # the endpoints' state is only ever touched there and needs no lock.
         self._io = IoLoop()
         self._in_flight = asyncio.Semaphore(max(1, concurrency))
-        self._labels = exposition.LabelCache()
+        self._series = exposition.SeriesCache()
 
     def close(self) -> None:
         self._io.close()
@@ -78,7 +78,7 @@ class Scraper:
             # A request may outlive its round (it is dropped from the round, not cancelled) but not a second one.
             text = await fetch(url, REQUEST_ROUNDS * self.timeout_s, self.ca_file, accept="text/plain;version=0.0.4")
         try:
-            return exposition.parse(text, WANTED if batch else LIVE_WANTED, self._labels)
+            return exposition.parse(text, WANTED if batch else LIVE_WANTED, self._series)
         except ValueError as exc:
             raise FetchError(f"not a Prometheus metrics page ({exc})") from None
 
@@ -96,9 +96,9 @@ class Scraper:
             endpoint.error = one_line(error, 500)  # an HTTP reason phrase is the other host's text
             return
         samples = future.result()
-        endpoint.live = [s for s in samples if s[0] not in BATCH or s[0] == "gpudash_machine_info"]
+        endpoint.live = [s for s in samples if s[0].name not in BATCH or s[0].name == "gpudash_machine_info"]
         if batch:
-            endpoint.batch, endpoint.batch_at = [s for s in samples if s[0] in BATCH], now
+            endpoint.batch, endpoint.batch_at = [s for s in samples if s[0].name in BATCH], now
         endpoint.ok_at, endpoint.error = now, None
 
     def round(self) -> FleetRound:

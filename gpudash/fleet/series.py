@@ -114,3 +114,20 @@ def identity(name: str, labels: dict[str, str]) -> Identity | None:
     uuid = labels.get("UUID") or None
     merge = uuid if vendor == "nvidia" and uuid else f"{vendor}:{index}"
     return Identity(merge, vendor, index, model, uuid)
+
+
+@dataclass(frozen=True, eq=False)
+class Series:
+    """One series as the fleet reads it, with what its name and labels say worked out once: a host sends the
+    same series every round, so the parser keeps these by their text (gpudash.fleet.exposition)."""
+
+    name: str
+    labels: dict[str, str]
+    host: str | None  # hostname(labels)
+    device: Identity | None  # identity(name, labels)
+    source: str  # source_of(name)
+    reading: Reading | None  # LIVE.get(name)
+
+
+def describe(name: str, labels: dict[str, str]) -> Series:
+    return Series(name, labels, hostname(labels), identity(name, labels), source_of(name), LIVE.get(name))
