@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 from servers import DGX, REPO, free_port, gpudash_serve
-from textual.widgets import DataTable
 from tui_helpers import no_torch, screen_text, wait_until
 
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.tui.app import create_app
+from gpudash.tui.widgets.fleet_table import FleetTable
 
 pytestmark = pytest.mark.light
 SIZE = (170, 50)
@@ -24,7 +24,7 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
     down = f"127.0.0.1:{free_port()}"
     with (
         gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _),
-        gpudash_serve("--replay", str(REPO / "examples/snapshots/mi300x.json"), "--hostname", "node-b") as (b, _),
+        gpudash_serve("--replay", str(REPO / "examples/snapshots/mi300x.json"), "--hostname", "node-b[/]") as (b, _),
     ):
         config = defaults()
         config["fleet"]["hosts"] = [hostport(a), hostport(b), down]
@@ -36,9 +36,9 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
             # The status line and the table repaint separately: the table's rows may land a frame later.
             await wait_until(pilot, lambda: "AMD Instinct MI300X" in screen_text(app), timeout=5)
             text = screen_text(app)
-            assert "node-a" in text and "node-b" in text
+            assert "node-a" in text and "node-b[/]" in text  # another machine's words, never markup
             assert f"{down}: connection refused" in text
-            table = app.query_one("#fleet-table", DataTable)
+            table = app.query_one("#fleet-table", FleetTable)
             assert table.row_count == 8 + 1 + 1
             table.focus()
             await pilot.press("enter")  # the cursor is on the first row: the unreachable host
@@ -46,7 +46,7 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
             assert "error: " in screen_text(app) and table.row_count == 1
             await pilot.press("escape")
             await wait_until(pilot, lambda: table.row_count == 10, timeout=10)
-            table.move_cursor(row=1)
+            table.cursor_row = 1
             await pilot.press("enter")
             await wait_until(pilot, lambda: "node-a: up (replayed)" in screen_text(app), timeout=10)
             assert table.row_count == 8
@@ -58,3 +58,26 @@ async def test_fleet_tab_without_a_fleet_says_how_to_configure_one():
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("f")
         await wait_until(pilot, lambda: "No fleet configured" in screen_text(app), timeout=10)
+
+
+async def test_a_round_that_fails_to_show_says_so_and_the_rounds_go_on(monkeypatch):
+    shown = FleetTable.show_hosts
+    calls = []
+
+    def first_fails(self, hosts):
+        calls.append(len(hosts))
+        if len(calls) == 1:
+            raise RuntimeError("drawing broke")
+        shown(self, hosts)
+
+    monkeypatch.setattr(FleetTable, "show_hosts", first_fails)
+    with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
+        config = defaults()
+        config["fleet"]["hosts"] = [hostport(a)]
+        config["fleet"]["interval"] = 1.0
+        app = create_app(discover(replay=str(DGX)), config, add_torch_view=no_torch)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f")
+            await wait_until(pilot, lambda: "fleet: RuntimeError: drawing broke" in screen_text(app), timeout=20)
+            await wait_until(pilot, lambda: "1 host: 1 up" in screen_text(app), timeout=20)
+            assert "node-a" in screen_text(app)

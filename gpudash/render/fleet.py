@@ -61,15 +61,19 @@ def device_cells(device) -> list[str]:
 HEADER = ["host", "status", "device", "name", "util", "memory", "temp", "power", "verified", "amp dtype"]
 
 
+def host_rows(host: Host) -> list[tuple[str, list[str]]]:
+    """(device id, its cells after the host and status columns): a row per device, or one row carrying the
+    host's error when it has no device to show."""
+    if host.devices:
+        return [(d.id, device_cells(d)) for d in host.devices]
+    return [("-", ["–", host.error or "no devices", "", "", "", "", "", ""])]
+
+
 def rows(fleet: FleetRound) -> list[list[str]]:
     out = []
     for host in fleet.hosts:
-        first = True
-        for device in host.devices:
-            out.append([host.name if first else "", status_word(host) if first else "", *device_cells(device)])
-            first = False
-        if first:  # no device to show: the host row carries the error
-            out.append([host.name, status_word(host), "–", host.error or "no devices", "", "", "", "", "", ""])
+        for i, (_, cells) in enumerate(host_rows(host)):
+            out.append([host.name if i == 0 else "", status_word(host) if i == 0 else "", *cells])
     return out
 
 

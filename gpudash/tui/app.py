@@ -206,10 +206,20 @@ class GpudashApp(App[int]):
     def from_worker(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run `callback` on the UI thread from a view's worker thread; quietly nothing once the app is
         shutting down (a long probe or benchmark may finish after the user quit)."""
+
+        def run() -> Exception | None:
+            try:
+                callback(*args)
+            except Exception as exc:  # the callback's own error, told apart from the app going away
+                return exc
+            return None
+
         try:
-            self.call_from_thread(callback, *args)
+            error = self.call_from_thread(run)
         except RuntimeError:
-            pass
+            return
+        if error is not None:
+            raise error  # in the worker's thread: its state turns to ERROR and its view can say so
 
     # Actions -----------------------------------------------------------------------------------
 

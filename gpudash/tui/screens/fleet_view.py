@@ -11,19 +11,20 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
+from textual.worker import Worker, WorkerState
+
+from gpudash.tui.widgets.fleet_table import FleetTable
 
 if TYPE_CHECKING:
     from gpudash.actions.fleet import FleetSpec, Source
-    from gpudash.fleet.model import FleetRound, Host
+    from gpudash.fleet.model import FleetRound
     from gpudash.tui.app import GpudashApp
 
-STATUS_STYLE = {"up": "green", "stale": "bold yellow", "unreachable": "bold red"}
 NOT_CONFIGURED = (
     'No fleet configured. Set [fleet] prometheus = "http://prometheus:9090" or hosts = ["node1:9483", ...] '
     "(or hostfile) in the config, or run `gpudash fleet --hosts ...` headless. docs/fleet.md has examples."
@@ -47,13 +48,11 @@ class FleetView(Vertical):
         self.fleet: FleetRound | None = None
         self.focus_host: str | None = None
         self._history: Any = None
-        self._row_hosts: dict[str, str] = {}  # row key -> host name
-        self._cells: dict[str, tuple] = {}  # row key -> the cells shown
-        self._row_keys: list = []  # the table's own row keys, in order
+        self._status_length = -1
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
-        yield DataTable(id="fleet-table", cursor_type="row", zebra_stripes=True)
+        yield FleetTable(id="fleet-table")
         yield Static("Enter on a host: its devices, targets, error and history", id="fleet-detail", markup=False)
 
     def on_mount(self) -> None:
@@ -61,8 +60,6 @@ class FleetView(Vertical):
         from gpudash.errors import GpudashError
         from gpudash.fleet.interval import refresh_interval
 
-        table = self.query_one(DataTable)
-        table.add_columns("host", "status", "device", "name", "util", "memory", "temp", "power", "verified", "amp")
         try:
             spec = self._spec or action.spec_from(self.app.config)
             if not spec.configured:
@@ -115,6 +112,11 @@ class FleetView(Vertical):
             return
         self.app.from_worker(self._landed, fleet)
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """A round whose showing failed (a bug, not a host: those are in the round) must not stop the rounds."""
+        if event.worker.group == "fleet" and event.state == WorkerState.ERROR:
+            self._failed(f"{type(event.worker.error).__name__}: {event.worker.error}")
+
     def _landed(self, fleet: FleetRound) -> None:
         self._busy = False
         self.show(fleet)
@@ -134,7 +136,7 @@ class FleetView(Vertical):
 
         self.fleet = fleet
         host = fleet.host(self.focus_host) if self.focus_host else None
-        self._fill_table(fleet, [host] if host is not None else fleet.hosts)
+        self.query_one(FleetTable).show_hosts([host] if host is not None else fleet.hosts)
         where = f" · showing {host.name} (Escape: all hosts)" if host is not None else " · Enter drills down"
         self._status(f"{headline(fleet)} · every {self._interval:g} s{where}")
         if host is not None:
@@ -142,41 +144,8 @@ class FleetView(Vertical):
         elif self.focus_host:
             self.query_one("#fleet-detail", Static).update(f"{self.focus_host}: not in the fleet this round")
 
-    def _fill_table(self, fleet: FleetRound, hosts: list[Host]) -> None:
-        """Rows in place: when the same rows come back (the usual round) only the cells whose text changed
-        are updated; a host appearing, leaving or changing its devices rebuilds the table."""
-        from gpudash.render.fleet import device_cells, status_word
-
-        wanted: dict[str, tuple] = {}
-        for host in hosts:
-            status = Text(status_word(host), style=STATUS_STYLE.get(host.status, ""))
-            rows = [(d.id, device_cells(d)) for d in host.devices] or [
-                ("-", ["–", host.error or "no devices", *[""] * 6])
-            ]
-            for i, (device_id, row) in enumerate(rows):
-                self._row_hosts[f"{host.name}\t{device_id}"] = host.name
-                wanted[f"{host.name}\t{device_id}"] = (host.name if i == 0 else "", status if i == 0 else "", *row)
-        table = self.query_one(DataTable)
-        if list(wanted) != list(self._cells):
-            cursor = table.cursor_row
-            table.clear()
-            table.add_rows(list(wanted.values()))
-            self._row_keys = [row.key for row in table.ordered_rows]
-            self._row_hosts = {k: v for k, v in self._row_hosts.items() if k in wanted}
-            if table.row_count:
-                table.move_cursor(row=min(cursor, table.row_count - 1))
-        else:
-            columns = [c.key for c in table.ordered_columns]
-            for key, row_key in zip(wanted, self._row_keys):
-                before = self._cells[key]
-                for column, (old, new) in enumerate(zip(before, wanted[key])):
-                    if str(old) != str(new) or (isinstance(new, Text) and new.style != getattr(old, "style", None)):
-                        table.update_cell(row_key, columns[column], new)
-        self._cells = wanted
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        index = self._row_keys.index(event.row_key) if event.row_key in self._row_keys else -1
-        name = self._row_hosts.get(list(self._cells)[index]) if index >= 0 else None
+    def on_live_table_row_selected(self, event: FleetTable.RowSelected) -> None:
+        name = self.query_one(FleetTable).host_of.get(event.row_key)
         if name is None or self.fleet is None:
             return
         self.focus_host = name
@@ -193,4 +162,8 @@ class FleetView(Vertical):
             self.show(self.fleet)
 
     def _status(self, text: str) -> None:
-        self.query_one("#fleet-status", Static).update(text)
+        # A new layout of the screen costs ~20 ms here; the line is redrawn in place while its length (so its
+        # wrapping) stays the same, which it does from round to round.
+        status = self.query_one("#fleet-status", Static)
+        status.update(text, layout=len(text) != self._status_length)
+        self._status_length = len(text)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
@@ -29,7 +29,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-Row = tuple[str, list[Text]]  # (row key, one Text per column, each already as wide as its column)
+Row = tuple[str, Any]  # (row key, one Text per column, each as wide as its column; or what `cells_from` reads)
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class LiveTable(ScrollView, can_focus=True):
         self.show_cursor = show_cursor  # False: a read-only list (no row is highlighted)
         self.columns: list[LiveColumn] = []
         self._keys: list[str] = []
-        self._cells: dict[str, list[Text]] = {}
+        self._cells: dict[str, Any] = {}  # row key -> what `show` was given for it
         self._strips: dict[str, Strip] = {}  # row key -> its rendered line (no cursor, no scroll)
         self._header_strip: Strip | None = None
         self._styles: tuple[Style, Style, Style] | None = None  # base, header, cursor: resolved once
@@ -118,7 +118,12 @@ class LiveTable(ScrollView, can_focus=True):
         return self._keys[self.cursor_row] if 0 <= self.cursor_row < len(self._keys) else None
 
     def cells_of(self, key: str) -> list[Text]:
-        return self._cells.get(key, [])
+        return self.cells_from(self._cells[key]) if key in self._cells else []
+
+    def cells_from(self, row: Any) -> list[Text]:
+        """A row's cells as drawn. Rows are given as their Text cells; a subclass may give something cheaper
+        to compare (its words, say) and build the cells here, for the rows that are drawn."""
+        return row
 
     def show(self, columns: Sequence[LiveColumn], rows: Sequence[Row]) -> None:
         """The table's new content; only what changed is rendered and repainted."""
@@ -134,12 +139,14 @@ class LiveTable(ScrollView, can_focus=True):
             self.rebuilds += 1
             self._changed_all()
         else:
+            top, height, width = round(self.scroll_y), self.size.height, self.size.width
             for i, (key, cells) in enumerate(rows):
                 if self._cells.get(key) != cells:
                     self._strips.pop(key, None)
-                    self._refresh_row(i)
+                    if 1 <= i + 1 - top < height:  # on screen (line 0 is the header): repaint that line
+                        self.refresh(Region(0, i + 1 - top, width, 1))
         self._keys = keys
-        self._cells = {key: list(cells) for key, cells in rows}
+        self._cells = dict(rows)
         for key in list(self._strips):
             if key not in self._cells:
                 del self._strips[key]
@@ -266,8 +273,8 @@ class LiveTable(ScrollView, can_focus=True):
         if (
             index == self.cursor_row and self.show_cursor
         ):  # drawn on the cursor's colours; the cells' own colours stay on top
-            return self._line(self._cells[key], base + cursor).crop_extend(scroll_x, scroll_x + width, base + cursor)
+            return self._line(self.cells_of(key), base + cursor).crop_extend(scroll_x, scroll_x + width, base + cursor)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._strips[key] = self._line(self._cells[key], base)
+            strip = self._strips[key] = self._line(self.cells_of(key), base)
         return strip.crop_extend(scroll_x, scroll_x + width, base)
