@@ -36,7 +36,7 @@ INJECTED = [
         "known_issues",
         "amd:0",
         "warn",
-        "bf16 is partial",
+        "bf16 is partial [red][/]",  # a plugin's words: shown as they are, never read as markup
         remediation="convert on the CPU",
         env={"MIOPEN_DEBUG_CONV_DIRECT": "0"},
     ),
@@ -68,7 +68,7 @@ async def test_checks_view_shows_injected_results_fix_and_env(tmp_path, monkeypa
         await wait_until(pilot, lambda: app.query("#checks") and not app.query_one(ChecksView).running)
         await pilot.pause(0.1)
         text = screen_text(app)
-        assert "rocm_checks/known_issues" in text and "warn" in text and "bf16 is partial" in text
+        assert "rocm_checks/known_issues" in text and "warn" in text and "bf16 is partial [red][/]" in text
         assert "the check killed its process" in text
         status = str(app.query_one("#checks-status", Static).render())
         assert "1 warn, 1 error, 1 skip" in status and "1 plugin(s) with load errors" in status

@@ -30,6 +30,7 @@ from textual_plotext import PlotextPlot
 from gpudash.render import axes
 from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, plugin_rows, precision_rows
 from gpudash.render.groups import DeviceGroup, group_devices
+from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
@@ -185,12 +186,12 @@ class BenchView(Vertical):
             with Vertical(id="bench-lines-box"):
                 yield SizeLines(id="bench-lines")
                 yield Static("", id="bench-legend")
-        yield DataTable(id="bench-table", cursor_type="row", zebra_stripes=True)
-        plugins: DataTable[str] = DataTable(id="bench-plugins", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="bench-table", cursor_type="row", zebra_stripes=True)
+        plugins = PlainTable(id="bench-plugins", cursor_type="row", zebra_stripes=True)
         plugins.display = False  # shown when the run has plugin benchmarks that measured
         yield plugins
         with Horizontal(id="bench-bottom"):
-            yield DataTable(id="bench-history", cursor_type="row")
+            yield PlainTable(id="bench-history", cursor_type="row")
             yield Static("", id="bench-notes", markup=False)
 
     def on_mount(self) -> None:

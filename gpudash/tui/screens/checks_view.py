@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
 from gpudash.render.check import describe, tally
+from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
     from gpudash.actions.check import CheckRun
@@ -57,7 +58,7 @@ class ChecksView(Vertical):
         with Horizontal(id="checks-top"):
             yield Static("", id="checks-status", markup=False)
             yield Button("Run checks (R)", id="checks-run", variant="primary", compact=True)
-        yield DataTable(id="checks-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="checks-table", cursor_type="row", zebra_stripes=True)
         yield Static("highlight a check to see its fix and environment variables", id="checks-detail", markup=False)
 
     def on_mount(self) -> None:

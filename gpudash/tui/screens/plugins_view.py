@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from gpudash.render.plugins import explain, origin_text, provides_text
+from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
     from gpudash.actions.session import Session
@@ -53,7 +54,7 @@ class PluginsView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("looking for plugins…", id="plugins-status", markup=False)
-        yield DataTable(id="plugins-table", cursor_type="row", zebra_stripes=True)
+        yield PlainTable(id="plugins-table", cursor_type="row", zebra_stripes=True)
         yield Static("", id="plugins-detail", markup=False)
 
     def on_mount(self) -> None:

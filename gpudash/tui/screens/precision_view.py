@@ -25,6 +25,7 @@ from textual.widgets import Button, DataTable, Static
 
 from gpudash.render.groups import DeviceGroup, frozen, group_devices
 from gpudash.render.probe import GLYPH_BOOL, GLYPH_SPEC, GLYPH_VERDICT, LEGEND
+from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
@@ -113,7 +114,7 @@ class PrecisionView(Vertical):
                 disabled=replayed,
                 tooltip=REPLAYED_RUN_OFF if replayed else "run every precision on every device again",
             )
-        yield DataTable(id="prec-table", cursor_type="cell", zebra_stripes=True)
+        yield PlainTable(id="prec-table", cursor_type="cell", zebra_stripes=True)
         yield Static("highlight a cell to see its errors and reason", id="prec-detail", markup=False)
         yield Static(LEGEND, id="prec-legend", markup=False)
 

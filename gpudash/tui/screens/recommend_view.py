@@ -16,6 +16,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Static
 
+from gpudash.tui.widgets.plain_table import PlainTable
+
 if TYPE_CHECKING:
     from gpudash.actions.export import Gathered
     from gpudash.tui.app import GpudashApp
@@ -45,7 +47,7 @@ class RecommendView(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("recommending…", id="rec-status", markup=False)
         with Horizontal(id="rec-body"):
-            yield DataTable(id="rec-table", cursor_type="row", zebra_stripes=True)
+            yield PlainTable(id="rec-table", cursor_type="row", zebra_stripes=True)
             with VerticalScroll(id="rec-preview-box") as box:
                 box.border_title = "TOML preview"
                 yield Static("", id="rec-preview", markup=False)
