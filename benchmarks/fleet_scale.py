@@ -17,9 +17,10 @@
    the first full round is on screen, and its RSS at the start and end of that window.
 
 Diagnostics (one each, instead of the above): --heap-seconds and --tui-heap-seconds (the Python heap under
-tracemalloc), --tui-rss-seconds [--malloc-trim] (the Fleet tab's RSS beside the allocator's arenas, the object
-count and RSS by mapping: main heap, thread arenas, stacks; run it under MALLOC_ARENA_MAX=2 too), --tui-only (the
-real dashboard for an hour).
+tracemalloc), --tui-cpu-seconds (the Fleet tab's CPU by thread: the UI drawing, the requests' thread),
+--tui-rss-seconds [--malloc-trim] (the Fleet tab's RSS beside the allocator's arenas, the object count and RSS
+by mapping: main heap, thread arenas, stacks; run it under MALLOC_ARENA_MAX=2 too), --tui-only (the real
+dashboard for an hour).
 """
 
 from __future__ import annotations
@@ -364,6 +365,40 @@ def tui_rss(hosts: int, seconds: float, trim: bool) -> int:
     return 0
 
 
+def tui_cpu(hosts: int, seconds: float) -> int:
+    """The Fleet tab in-process, rounds 1 s apart: the CPU of each thread over `seconds` after the first 10 s
+    (the UI thread draws the table; fleet-io sends the requests and parses the answers)."""
+    import threading
+
+    me = psutil.Process()
+    marks: dict[str, tuple[float, dict[int, float]]] = {}
+
+    def by_thread() -> dict[int, float]:
+        return {t.id: t.user_time + t.system_time for t in me.threads()}
+
+    names: dict[int | None, str] = {}
+
+    def sample(t: float) -> None:
+        names.update({t.native_id: t.name for t in threading.enumerate()})  # while the fleet's threads live
+        if t >= 10 and "start" not in marks:
+            marks["start"] = (t, by_thread())
+        marks["end"] = (t, by_thread())
+
+    fleet_tab_in_process(hosts, seconds + 10, 2.0, sample)
+    (t0, c0), (t1, c1) = marks["start"], marks["end"]
+    if "fleet-io" not in names.values():
+        print("the fleet's request thread never ran: the Fleet tab did not start reading; run it again")
+        return 1
+    names[threading.main_thread().native_id] = "UI (Textual's event loop)"
+    print(f"Fleet tab (headless driver), {hosts} hosts, rounds 1 s apart: CPU over {t1 - t0:.0f} s, "
+          f"{100 * (sum(c1.values()) - sum(c0.get(k, 0.0) for k in c1)) / (t1 - t0):.1f} % of a core in all")  # fmt: skip
+    for tid, cpu in sorted(c1.items(), key=lambda kv: -(kv[1] - c0.get(kv[0], 0.0))):
+        used = cpu - c0.get(tid, 0.0)
+        if used >= 0.01 * (t1 - t0) / 100:
+            print(f"   {names.get(tid, f'thread {tid}')}: {100 * used / (t1 - t0):.1f} % of a core")
+    return 0
+
+
 def tui_only(hosts: int, seconds: float, every: float) -> int:
     print(f"the dashboard's Fleet tab over {hosts} simulated hosts x 8 GPUs for {seconds:g} s: "
           f"{platform.machine()}, {psutil.cpu_count()} logical CPUs, Python {platform.python_version()}, "
@@ -410,6 +445,12 @@ def main() -> int:
         default=0.0,
         help="only: the Fleet tab in-process, rounds 1 s apart, for this long: RSS, allocator arenas, objects",
     )
+    parser.add_argument(
+        "--tui-cpu-seconds",
+        type=float,
+        default=0.0,
+        help="only: the Fleet tab in-process, rounds 1 s apart, for this long: the CPU of each thread",
+    )
     parser.add_argument("--malloc-trim", action="store_true", help="with --tui-rss-seconds: malloc_trim each round")
     parser.add_argument(
         "--tui-only",
@@ -428,6 +469,8 @@ def main() -> int:
         return heap_only(args.hosts, args.heap_seconds)
     if args.tui_heap_seconds:
         return tui_heap(args.hosts, args.tui_heap_seconds)
+    if args.tui_cpu_seconds:
+        return tui_cpu(args.hosts, args.tui_cpu_seconds)
     if args.tui_rss_seconds:
         return tui_rss(args.hosts, args.tui_rss_seconds, args.malloc_trim)
     if args.tui_only:
