@@ -212,3 +212,18 @@ def test_the_exporter_reads_state_through_the_same_checks(machine, warnings):
     results = RememberedResults(machine).current()
     assert results.probes == {} and results.bench_runs == []
     assert len(warnings) == 2 and "is a pipe (FIFO)" in warnings[0] and "the run saved at a" in warnings[1]
+
+
+async def test_a_notification_shows_a_path_with_brackets_as_written(machine, warnings, monkeypatch, tmp_path):
+    # Notifications carry file names, process names and plugins' errors: "[b]" must not vanish into markup and
+    # "[/]" must not end the dashboard with MarkupError.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "st[b]ate[/]"))
+    probe_path = write_state(PROBE_KIND, machine, probe_record(measured_gflops={"x": 1}))
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=(150, 45), notifications=True) as pilot:
+        await pilot.press("v")
+        await wait_until(pilot, lambda: any("remembered results ignored" in n.message for n in app._notifications))
+        await pilot.pause(0.2)
+        shown = "\n".join(str(t.render()) for t in app.screen.query("Toast"))
+        assert str(probe_path) in shown and "st[b]ate[/]" in str(probe_path)
+        assert app.is_running

@@ -221,3 +221,19 @@ async def test_the_history_a_cli_run_keeps_is_what_the_view_lists(cpu_machine, m
         assert status(app) == f"newest run {saved_at} · R: quick sweep · F: full"
         assert _rows(app, "#bench-table")[1][:3] == ["bf16", "320.0", "2048x2048x2048"]
     assert saved_runs(cpu_machine) == [(saved_at, printed)]  # the view lists the very document the CLI printed
+
+
+async def test_a_device_name_with_brackets_is_listed_as_written(monkeypatch):
+    # A replayed snapshot is the user's file: a device named with "[/]" must not end the view with MarkupError.
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "")
+    odd = [DeviceInfo(vendor="cpu", index=i, name="Odd [/] CPU [b]2", sources=["cpu"]) for i in (1, 2)]
+    machine = Machine(host=Host(hostname="testbox"), runtime=Runtime(), devices=[CPU, *odd])  # 2 groups
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("b")
+        await wait_until(pilot, lambda: bool(app.query("#bench-device")))
+        select = app.query_one("#bench-device")
+        select.focus()
+        await pilot.press("enter")  # the list opens with every group's name ("cpu:1-2 (2x <name>)")
+        await wait_until(pilot, lambda: "2x Odd [/] CPU [b]2" in screen_text(app))
+        assert app.is_running

@@ -17,6 +17,7 @@ from typing import Any
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.signal import Signal
 from textual.timer import Timer
 from textual.widget import Widget
@@ -127,6 +128,19 @@ class GpudashApp(App[int]):
             self.call_from_thread(self._notify_ignored, message)
         except RuntimeError:  # already on the app's own thread
             self._notify_ignored(message)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Textual's notification with its words shown as written: they carry file names, process names and
+        plugins' errors, and markup would eat "[b]" and end the dashboard on "[/]" (MarkupError)."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def _notify_ignored(self, message: str) -> None:
         self.notify(message, title="remembered results ignored", severity="warning", timeout=15)

@@ -167,7 +167,7 @@ class BenchView(Vertical):
             yield Static("", id="bench-status", markup=False)
             if len(self.groups) > 1:
                 yield Select(
-                    [(g.label, g.key) for g in self.groups],
+                    [(Text(g.label), g.key) for g in self.groups],  # device names as written, never markup
                     value=self.groups[0].key,
                     allow_blank=False,
                     id="bench-device",
