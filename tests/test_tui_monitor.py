@@ -111,6 +111,20 @@ async def test_enter_opens_the_detail_with_every_field_and_its_reason_and_escape
         assert app.query_one(DeviceTable).highlighted_key == "nvidia:7" and app.focused is app.query_one(DeviceTable)
 
 
+async def test_a_device_name_with_brackets_is_shown_as_written_in_the_table_and_its_card(tmp_path):
+    # Names come from drivers and from replayed snapshots, the user's files: "[b]" must not vanish and "[/]"
+    # must not end the dashboard with MarkupError.
+    odd = DeviceInfo(vendor="cpu", index=0, name="Odd [/] CPU [b]2", sources=["cpu"])
+    app = create_app(Machine(host=Host(hostname="box"), runtime=Runtime(), devices=[odd]), defaults(),
+                     add_torch_view=no_torch)  # fmt: skip
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot, app)
+        assert "Odd [/] CPU" in screen_text(app)  # the table cuts the name to its column
+        await open_detail(pilot, app, "cpu:0")
+        await wait_until(pilot, lambda: "CPU 0 · Odd [/] CPU [b]2" in screen_text(app))
+        assert app.is_running
+
+
 async def test_a_lost_gpu_says_lost_with_the_drivers_reason():
     gpus = [
         DeviceInfo(vendor="nvidia", index=i, name="NVIDIA A100-SXM4-80GB", compute_capability="8.0", sources=["nvml"])

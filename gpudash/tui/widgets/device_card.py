@@ -99,8 +99,8 @@ class DeviceCard(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="card-body"):
             with Vertical(classes="card-facts"):
-                yield Static(classes="identity")
-                yield Static(classes="versions")
+                yield Static(classes="identity", markup=False)  # a device's name as its driver gives it
+                yield Static(classes="versions", markup=False)
                 yield Gauge("mem", colour=MEMORY_COLOUR, warn_at=0.9, error_at=0.97, id="memory")
                 yield Gauge("util", colour=UTIL_COLOUR, id="util")
                 yield Line(classes="readings")
@@ -116,8 +116,8 @@ class DeviceCard(Vertical):
         """Static facts; called again when torch's view has been merged in."""
         self.device = device
         kind = "CPU" if device.vendor == "cpu" else "GPU"
-        self.border_title = f"{kind} {device.index} · {device.name}"
-        self.border_subtitle = source
+        self.border_title = Content(f"{kind} {device.index} · {device.name}")  # never markup: "[/]" would raise
+        self.border_subtitle = Content(source)
         self.query_one(".identity", Static).update(identity_text(device))
         self.query_one(".versions", Static).update(versions_text(device, runtime, torch_state))
         notes = "\n".join(arch_for(device).notes)
