@@ -20,16 +20,21 @@ def hostport(url: str) -> str:
     return url.split("://")[1].split("/")[0]
 
 
+def fleet_app(hosts: list[str], **fleet: object):
+    """The dashboard on the 8-GPU replay with `[fleet] hosts` and other [fleet] settings."""
+    config = defaults()
+    config["fleet"]["hosts"] = hosts
+    config["fleet"].update(fleet)
+    return create_app(discover(replay=str(DGX)), config, add_torch_view=no_torch)
+
+
 async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
     down = f"127.0.0.1:{free_port()}"
     with (
         gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _),
         gpudash_serve("--replay", str(REPO / "examples/snapshots/mi300x.json"), "--hostname", "node-b[/]") as (b, _),
     ):
-        config = defaults()
-        config["fleet"]["hosts"] = [hostport(a), hostport(b), down]
-        config["fleet"]["timeout_s"] = 2.0
-        app = create_app(discover(replay=str(DGX)), config, add_torch_view=no_torch)
+        app = fleet_app([hostport(a), hostport(b), down], timeout_s=2.0)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("f")
             await wait_until(pilot, lambda: "3 hosts: 2 up, 1 unreachable" in screen_text(app), timeout=20)
@@ -72,10 +77,7 @@ async def test_a_round_that_fails_to_show_says_so_and_the_rounds_go_on(monkeypat
 
     monkeypatch.setattr(FleetTable, "show_hosts", first_fails)
     with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
-        config = defaults()
-        config["fleet"]["hosts"] = [hostport(a)]
-        config["fleet"]["interval"] = 1.0
-        app = create_app(discover(replay=str(DGX)), config, add_torch_view=no_torch)
+        app = fleet_app([hostport(a)], interval=1.0)
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("f")
             await wait_until(pilot, lambda: "fleet: RuntimeError: drawing broke" in screen_text(app), timeout=20)
