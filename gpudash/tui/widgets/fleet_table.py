@@ -40,8 +40,14 @@ class FleetTable(LiveTable):
         self.host_of: dict[str, str] = {}  # row key -> host name
         self._column_widths: tuple[int, ...] = ()
         self._texts: dict[Line, list[Text]] = {}  # the cells of lines drawn at these widths
+        self._hosts: Sequence[Host] = ()
+
+    def on_resize(self) -> None:
+        if self._hosts:
+            self.show_hosts(self._hosts)  # the name column takes what the new width leaves
 
     def show_hosts(self, hosts: Sequence[Host]) -> None:
+        self._hosts = hosts
         rows: list[tuple[str, Line]] = []
         host_of: dict[str, str] = {}
         for host in hosts:
