@@ -162,7 +162,7 @@ class FleetView(Vertical):
             self.show(self.fleet)
 
     def _status(self, text: str) -> None:
-        # A new layout of the screen costs ~20 ms here; the line is redrawn in place while its length (so its
+        # A new layout of the whole screen is costly; the line is redrawn in place while its length (so its
         # wrapping) stays the same, which it does from round to round.
         status = self.query_one("#fleet-status", Static)
         status.update(text, layout=len(text) != self._status_length)

@@ -34,6 +34,9 @@ def sizes_of(words: Words) -> Sizes:
     return tuple(map(len, words)) if "".join(words).isascii() else tuple(map(cell_len, words))
 
 
+HEADER_SIZES = sizes_of(tuple(HEADER))
+
+
 class FleetTable(LiveTable):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -61,7 +64,7 @@ class FleetTable(LiveTable):
         self.host_of = host_of
         self._column_widths = widths = self._fit_widths(rows)
         self._texts = {}  # lines drawn before are kept as strips (LiveTable) while their words and widths stay
-        header = line_text(tuple(HEADER), sizes_of(tuple(HEADER)), "", widths)
+        header = line_text(tuple(HEADER), HEADER_SIZES, "", widths)
         header.stylize("bold")
         self.show([LiveColumn("line", header, sum(w + 1 for w in widths))], rows)
 
@@ -73,7 +76,7 @@ class FleetTable(LiveTable):
 
     def _fit_widths(self, rows: list[tuple[str, Line]]) -> tuple[int, ...]:
         """Each column as wide as its widest cell; the name column takes what the screen has left."""
-        widths = list(map(max, zip(sizes_of(tuple(HEADER)), *(line[1] for _, line in rows))))
+        widths = list(map(max, zip(HEADER_SIZES, *(line[1] for _, line in rows))))
         room = (self.size.width or self.app.size.width) - sum(w + 1 for j, w in enumerate(widths) if j != NAME) - 2
         widths[NAME] = max(min(widths[NAME], room), min(widths[NAME], NAME_MIN))
         return tuple(widths)

@@ -139,12 +139,10 @@ class LiveTable(ScrollView, can_focus=True):
             self.rebuilds += 1
             self._changed_all()
         else:
-            top, height, width = round(self.scroll_y), self.size.height, self.size.width
-            for i, (key, cells) in enumerate(rows):
-                if self._cells.get(key) != cells:
-                    self._strips.pop(key, None)
-                    if 1 <= i + 1 - top < height:  # on screen (line 0 is the header): repaint that line
-                        self.refresh(Region(0, i + 1 - top, width, 1))
+            changed = [i for i, (key, cells) in enumerate(rows) if self._cells.get(key) != cells]
+            for i in changed:
+                self._strips.pop(rows[i][0], None)
+            self._refresh_rows(changed)
         self._keys = keys
         self._cells = dict(rows)
         for key in list(self._strips):
@@ -169,9 +167,15 @@ class LiveTable(ScrollView, can_focus=True):
         self.refresh()
 
     def _refresh_row(self, index: int) -> None:
-        y = index + 1 - round(self.scroll_y)
-        if 1 <= y < self.size.height:
-            self.refresh(Region(0, y, self.size.width, 1))
+        self._refresh_rows([index])
+
+    def _refresh_rows(self, indices: Sequence[int]) -> None:
+        """Repaint the lines of these rows that are on screen (line 0 is the header); the view is read once."""
+        top, height, width = round(self.scroll_y), self.size.height, self.size.width
+        for index in indices:
+            y = index + 1 - top
+            if 1 <= y < height:
+                self.refresh(Region(0, y, width, 1))
 
     # Cursor -----------------------------------------------------------------------------------------
 
