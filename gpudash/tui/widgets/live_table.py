@@ -148,13 +148,25 @@ class LiveTable(ScrollView, can_focus=True):
         for key in list(self._strips):
             if key not in self._cells:
                 del self._strips[key]
-        width = sum(c.width for c in self.columns)
-        if self.virtual_size != Size(width, len(keys) + 1):
-            self.virtual_size = Size(width, len(keys) + 1)
+        self._set_virtual_size(Size(sum(c.width for c in self.columns), len(keys) + 1))
         if keys:
             index = keys.index(was_on) if was_on in keys else min(was_at, len(keys) - 1)
             if index != self.cursor_row or was_on != self.highlighted_key:
                 self.cursor_row = index
+
+    def _set_virtual_size(self, size: Size) -> None:
+        """A new scroll range. Textual lays out the whole screen on any change of it; a table whose height the
+        layout fixes (a process list of changing length in a 1fr panel) only needs its scrollbars updated, and
+        those ask for a layout themselves when they appear or go."""
+        if size == self.virtual_size:
+            return
+        height = self.styles.height
+        if height is None or height.is_auto or not self.container_size:
+            self.virtual_size = size  # the table's own height follows its rows
+            return
+        self.set_reactive(ScrollView.virtual_size, size)
+        self._scroll_update(size)
+        self.refresh()
 
     def move_to_key(self, key: str) -> bool:
         if key not in self._keys:
