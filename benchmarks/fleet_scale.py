@@ -143,9 +143,10 @@ def scrape_timing(scrapes: int) -> dict:
 # 2. The fleet engine ---------------------------------------------------------------------------------------
 
 
-def simulate(hosts: int) -> tuple[subprocess.Popen, list[int]]:
+def simulate(hosts: int, keep_alive: bool = False) -> tuple[subprocess.Popen, list[int]]:
     sim = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "fleet_sim.py"), "--hosts", str(hosts)],
+        [sys.executable, str(ROOT / "benchmarks" / "fleet_sim.py"), "--hosts", str(hosts)]
+        + (["--keep-alive"] if keep_alive else []),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -185,10 +186,11 @@ def engine(ports_file: str, seconds: float, interval_s: float = 0.0, heap: bool 
             first = rounds[0]
         time.sleep(max(0.0, interval - (time.monotonic() - began)))
     cpu1, t1 = me.cpu_times(), time.monotonic()
+    opened = getattr(source, "connections_opened", None)
     source.close()
     used = (cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)
     print(json.dumps({"interval": interval, "rounds": rounds, "rss": rss, "first": first, "heap": heaps,
-                      "cpu_pct": 100 * used / (t1 - t0), "window_s": t1 - t0}))  # fmt: skip
+                      "cpu_pct": 100 * used / (t1 - t0), "window_s": t1 - t0, "opened": opened}))  # fmt: skip
 
 
 # 3. The dashboard's Fleet tab ------------------------------------------------------------------------------
@@ -458,6 +460,12 @@ def main() -> int:
         help="only part 3, the Fleet tab for --tui-seconds, with its RSS every --every seconds",
     )
     parser.add_argument("--every", type=float, default=300.0, help="with --tui-only: seconds between RSS lines")
+    parser.add_argument(
+        "--keep-alive",
+        action="store_true",
+        help="the simulated exporters keep connections open, as Go's net/http does (dcgm-exporter); "
+        "by default they are `gpudash serve`'s endpoint, which closes each",
+    )
     parser.add_argument("--engine", metavar="PORTS_FILE", help=argparse.SUPPRESS)
     parser.add_argument("--interval", type=float, default=0.0, help=argparse.SUPPRESS)
     parser.add_argument("--heap", action="store_true", help=argparse.SUPPRESS)
@@ -485,7 +493,7 @@ def main() -> int:
           f"goal 10 ms: p95 {'met' if s['p95_ms'] <= 10 else 'NOT met'}, "
           f"slowest {'met' if s['max_ms'] <= 10 else 'NOT met'}")  # fmt: skip
 
-    sim, ports = simulate(args.hosts)
+    sim, ports = simulate(args.hosts, args.keep_alive)
     sim_proc = psutil.Process(sim.pid)
     try:
         hostfile = Path(tempfile.mkdtemp(prefix="gpudash-bench-")) / "hosts"
@@ -510,7 +518,9 @@ def main() -> int:
               f"CPU {e['cpu_pct']:.2f} % of a core over {e['window_s']:.0f} s after the first round "
               f"(first round {e['first']['took_s'] * 1000:.0f} ms); RSS after round 1 {mib(rss[0])}, "
               f"min/max from the 10% mark on {mib(min(steady))} / {mib(max(steady))}, last {mib(rss[-1])}; "
-              f"the {args.hosts} simulated exporters used {sim_pct:.1f} % of a core meanwhile")  # fmt: skip
+              f"the {args.hosts} simulated exporters used {sim_pct:.1f} % of a core meanwhile; "
+              f"{e['opened']} connections opened, the exporters "
+              f"{'keeping' if args.keep_alive else 'closing'} them")  # fmt: skip
         marks = sorted({min(len(rss) - 1, round(i * (len(rss) - 1) / 6)) for i in range(7)})
         print("   engine RSS over time: " + ", ".join(
             f"{i * e['interval'] / 60:.0f} min {mib(rss[i])}" for i in marks))  # fmt: skip

@@ -4,9 +4,12 @@ The request and the bytes travel over asyncio streams (TLS included), so the scr
 requests in flight on one event-loop thread instead of 128 blocked threads: with a thread each, every
 worker's allocator cache and arena kept growing over hours (docs/performance.md, "Fleet view"). The answer
 is read whole, then the standard library's http.client parses it (status, headers, Content-Length or chunked
-framing), so no HTTP parsing is written here. `Connection: close` asks the server to end the answer with the
-connection; one that keeps it open is read up to the length its headers announce. A deadline bounds the
-whole request, so a server that keeps trickling bytes cannot keep it alive.
+framing), so no HTTP parsing is written here. An answer is read up to the length its headers announce (or its
+last chunk), or to the end of the connection. With a `Connections` pool the connection is kept for the next
+request to that server (gpudash.fleet.connections); a kept connection the server has closed since is noticed
+when the request gets no byte back, and the GET is sent once more on a new one. Without a pool,
+`Connection: close` asks the server to end the answer with the connection. A deadline bounds the whole
+request, so a server that keeps trickling bytes cannot keep it alive.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import ssl
 import urllib.parse
 
 from gpudash import __version__
+from gpudash.fleet.connections import Connection, Connections, Key
 
 MAX_BYTES = 32 * 2**20  # a metrics page or API answer bigger than this is not one we can use
 CHUNK = 1 << 16
@@ -56,35 +60,82 @@ def _complete(data: bytes | bytearray) -> bool:
     return _CHUNKED.search(head) is not None and data.endswith(b"\r\n0\r\n\r\n")
 
 
-async def _exchange(parts: urllib.parse.SplitResult, accept: str, ca_file: str | None) -> bytes:
+def _request(parts: urllib.parse.SplitResult, accept: str, keep: bool) -> bytes:
+    host = parts.hostname or ""
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    netloc = f"[{host}]" if ":" in host else host
+    return (
+        f"GET {path} HTTP/1.1\r\nHost: {netloc}{f':{parts.port}' if parts.port else ''}\r\n"
+        f"Accept: {accept}\r\nUser-Agent: gpudash/{__version__}\r\n"
+        + ("" if keep else "Connection: close\r\n")
+        + "\r\n"
+    ).encode("latin-1")
+
+
+async def _ask(connection: Connection, request: bytes) -> tuple[bytes, bool]:
+    """Send the request and read the answer: its bytes, and whether it ended by its own framing (so the
+    connection may carry another) rather than by the server closing."""
+    connection.writer.write(request)
+    await connection.writer.drain()
+    received = bytearray()
+    while chunk := await connection.reader.read(CHUNK):
+        received += chunk
+        if len(received) > MAX_BYTES:
+            raise FetchError(f"answer larger than {MAX_BYTES // 2**20} MiB")
+        if _complete(received):
+            return bytes(received), True
+    return bytes(received), False
+
+
+async def _exchange(
+    parts: urllib.parse.SplitResult, accept: str, ca_file: str | None, connections: Connections | None
+) -> http.client.HTTPResponse | None:
     host = parts.hostname or ""
     tls = _context(ca_file) if parts.scheme == "https" else None
-    port = parts.port or (443 if tls else 80)
-    reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=host if tls else None)
+    key: Key = (parts.scheme, host, parts.port or (443 if tls else 80))
+    request = _request(parts, accept, keep=connections is not None)
+    pool = connections if connections is not None else Connections(idle_limit=0)
+    kept = pool.take(key)
+    if kept is not None:
+        try:
+            data, framed = await _ask(kept, request)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            data, framed = b"", False
+        except BaseException:
+            kept.close()
+            raise
+        if data:
+            return _settle(pool, key, kept, data, framed)
+        kept.close()  # closed by the server since its last answer: once more on a new connection
+    connection = await pool.open(key, tls, host if tls else None)
     try:
-        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        netloc = f"[{host}]" if ":" in host else host
-        request = (
-            f"GET {path} HTTP/1.1\r\nHost: {netloc}{f':{parts.port}' if parts.port else ''}\r\n"
-            f"Accept: {accept}\r\nUser-Agent: gpudash/{__version__}\r\nConnection: close\r\n\r\n"
-        )
-        writer.write(request.encode("latin-1"))
-        await writer.drain()
-        received = bytearray()
-        while chunk := await reader.read(CHUNK):
-            received += chunk
-            if len(received) > MAX_BYTES:
-                raise FetchError(f"answer larger than {MAX_BYTES // 2**20} MiB")
-            if _complete(received):
-                break
-        return bytes(received)
+        data, framed = await _ask(connection, request)
+    except BaseException:
+        connection.close()  # cancelled by the deadline, or failed: never kept
+        raise
+    return _settle(pool, key, connection, data, framed)
+
+
+def _settle(
+    pool: Connections, key: Key, connection: Connection, data: bytes, framed: bool
+) -> http.client.HTTPResponse | None:
+    """The answer's parsed head (None when there is no answer); the connection kept when the answer allows."""
+    keep = False
+    try:
+        if not data:
+            return None
+        response = http.client.HTTPResponse(_Received(data), method="GET")  # type: ignore[arg-type]
+        response.begin()
+        keep = framed and not response.will_close
+        return response
     finally:
-        writer.close()
+        if keep:
+            pool.give_back(key, connection)
+        else:
+            connection.close()
 
 
-def _parsed(data: bytes) -> str:
-    response = http.client.HTTPResponse(_Received(data), method="GET")  # type: ignore[arg-type]
-    response.begin()
+def _body(response: http.client.HTTPResponse) -> str:
     if response.status != 200:
         raise FetchError(f"HTTP {response.status} {response.reason}".strip())
     kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
@@ -93,14 +144,21 @@ def _parsed(data: bytes) -> str:
     return response.read().decode("utf-8", errors="replace")
 
 
-async def fetch(url: str, timeout_s: float, ca_file: str | None = None, accept: str = "text/plain") -> str:
-    """The body of `url`, or FetchError saying in a few words why not; never longer than `timeout_s`."""
+async def fetch(
+    url: str,
+    timeout_s: float,
+    ca_file: str | None = None,
+    accept: str = "text/plain",
+    connections: Connections | None = None,
+) -> str:
+    """The body of `url`, or FetchError saying in a few words why not; never longer than `timeout_s`.
+    `connections`: keep the connection open for the next request to the same server (same event loop)."""
     parts = urllib.parse.urlsplit(url)
     try:
-        data = await asyncio.wait_for(_exchange(parts, accept, ca_file), timeout_s)
-        if not data:
+        response = await asyncio.wait_for(_exchange(parts, accept, ca_file, connections), timeout_s)
+        if response is None:
             raise FetchError("the server closed the connection without answering")
-        return _parsed(data)
+        return _body(response)
     except FetchError:
         raise
     except (TimeoutError, asyncio.TimeoutError):  # two classes before Python 3.11

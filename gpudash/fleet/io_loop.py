@@ -4,7 +4,8 @@ Synchronous code (the dashboard's worker thread, `gpudash fleet`) hands it a rou
 the concurrent.futures.Future it gets back; the round's requests, answers and results are all made on the loop's
 thread, and a slow request left behind by a round keeps running there. One thread instead of a pool of 128:
 every thread that allocates gets its own allocator cache and arena, and with 128 of them the process's memory
-kept creeping up for hours (docs/performance.md, "Fleet view").
+kept creeping up for hours (docs/performance.md, "Fleet view"). The connections its requests keep open
+(gpudash.fleet.connections) belong to the loop and are closed with it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Coroutine
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
+from gpudash.fleet.connections import Connections
+
 T = TypeVar("T")
 CLOSE_WAIT_S = 2.0  # how long close() lets cancelled requests end before it stops the loop
 
@@ -22,6 +25,7 @@ CLOSE_WAIT_S = 2.0  # how long close() lets cancelled requests end before it sto
 class IoLoop:
     def __init__(self, name: str = "fleet-io") -> None:
         self._loop = asyncio.new_event_loop()
+        self.connections = Connections()  # used only on the loop's thread
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -43,6 +47,7 @@ class IoLoop:
                 task.cancel()
             if tasks:
                 await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
+            self.connections.close()
 
         if self._thread.is_alive():
             self.submit(cancel_all()).result(timeout=CLOSE_WAIT_S + 1)

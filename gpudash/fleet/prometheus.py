@@ -85,7 +85,8 @@ class PrometheusSource:
     async def _api(self, path: str, **params: str) -> Any:
         url = f"{self.url}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
         try:
-            body = json.loads(await fetch(url, self.timeout_s, self.ca_file, accept="application/json"))
+            answer = await fetch(url, self.timeout_s, self.ca_file, "application/json", self._io.connections)
+            body = json.loads(answer)
         except FetchError as exc:
             raise GpudashError(f"Prometheus at {self.url}: {exc}") from None
         except ValueError:

@@ -72,11 +72,22 @@ class Scraper:
     def close(self) -> None:
         self._io.close()
 
+    @property
+    def connections_opened(self) -> int:
+        """Connections opened so far; with exporters that keep them open, one per endpoint."""
+        return self._io.connections.opened
+
     async def _fetch(self, endpoint: _Endpoint, batch: bool) -> list:
         url = _filtered(endpoint.target.url, batch)
         async with self._in_flight:
             # A request may outlive its round (it is dropped from the round, not cancelled) but not a second one.
-            text = await fetch(url, REQUEST_ROUNDS * self.timeout_s, self.ca_file, accept="text/plain;version=0.0.4")
+            text = await fetch(
+                url,
+                REQUEST_ROUNDS * self.timeout_s,
+                self.ca_file,
+                accept="text/plain;version=0.0.4",
+                connections=self._io.connections,
+            )
         try:
             return exposition.parse(text, WANTED if batch else LIVE_WANTED, self._series)
         except ValueError as exc:
