@@ -13,6 +13,10 @@ TerminalRun), waits for the first frame ("GPU 0") and 3 s more, then:
 
 No user config is read (XDG_CONFIG_HOME points at an empty directory). The replays' samples cycle, so the
 dashboard redraws changing numbers all the time, as on a busy machine.
+
+Diagnostic (instead of the above): --in-process SECONDS runs the 8-GPU replay inside this process under
+Textual's headless test driver (no terminal output) at 140x45 and prints, over SECONDS after a 5 s warm-up,
+the process's CPU, how often the screen was laid out whole, and the time in the steps that draw a reading.
 """
 
 from __future__ import annotations
@@ -63,13 +67,78 @@ def memory(snapshot: str, minutes: float, interval: float) -> list[tuple[float, 
     return samples
 
 
+def in_process(seconds: float) -> int:
+    """Where the UI thread's idle time goes (see the module docstring)."""
+    import asyncio
+    from collections import defaultdict
+
+    from textual._compositor import Compositor
+    from textual.screen import Screen
+
+    from gpudash.config import defaults
+    from gpudash.devices import discover
+    from gpudash.tui.app import create_app
+    from gpudash.tui.screens.dashboard import DashboardView
+    from gpudash.tui.widgets.device_table import DeviceTable
+    from gpudash.tui.widgets.live_table import LiveTable
+
+    spent: dict[str, float] = defaultdict(float)
+    calls: dict[str, int] = defaultdict(int)
+    on = [False]
+
+    def timed(cls: type, name: str) -> None:
+        original = getattr(cls, name)
+
+        def wrapper(*args, **kwargs):
+            if not on[0]:
+                return original(*args, **kwargs)
+            t0 = time.thread_time()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                spent[f"{cls.__name__}.{name}"] += time.thread_time() - t0
+                calls[f"{cls.__name__}.{name}"] += 1
+
+        setattr(cls, name, wrapper)
+
+    for cls, name in (
+        (Screen, "_refresh_layout"),
+        (Compositor, "render_update"),
+        (DashboardView, "show_samples"),
+        (DeviceTable, "redraw"),
+        (LiveTable, "render_line"),
+    ):
+        timed(cls, name)
+
+    async def run() -> float:
+        app = create_app(
+            discover(replay=str(SNAPSHOTS / "dgx-h100-8gpu.json")), defaults(), add_torch_view=lambda m: None
+        )
+        async with app.run_test(size=(140, 45)) as pilot:
+            await pilot.pause(5.0)
+            on[0] = True
+            t0 = time.process_time()
+            await pilot.pause(seconds)
+            on[0] = False
+            return time.process_time() - t0
+
+    used = asyncio.run(run())
+    print(f"in process, dgx-h100-8gpu.json, 140x45, 1 Hz, {seconds:g} s: {100 * used / seconds:.2f} % of a core")
+    for key in sorted(spent, key=lambda k: -spent[k]):
+        print(f"  {key}: {1000 * spent[key] / seconds:.1f} ms per second over {calls[key]} calls")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--idle-seconds", type=float, default=120.0)
     parser.add_argument("--memory-minutes", type=float, default=0.0, help="0: skip the memory run")
     parser.add_argument("--memory-interval", type=float, default=60.0)
     parser.add_argument("--memory-snapshot", default="dgx2-v100-16gpu.json")
+    parser.add_argument("--in-process", type=float, default=0.0, metavar="SECONDS", help="only the diagnostic above")
     args = parser.parse_args()
+    if args.in_process:
+        return in_process(args.in_process)
 
     print(
         f"gpudash dashboard idle cost: {platform.machine()}, {psutil.cpu_count()} logical CPUs, "
