@@ -90,6 +90,23 @@ async def test_16_gpus_and_all_their_processes_fit_160x48():
         assert "tritonserver" in text and "svc-triton" in text
 
 
+async def test_numbers_line_up_under_their_headers_and_long_names_are_clipped():
+    app = replay(DGX2_V100)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await ready(pilot, app)
+        shown = lines(app)
+        header = next(line for line in shown if "GPU NAME" in line)
+        rows = [line for line in shown if re.match(r"^ \d+ +V100-SXM3-32GB ", line)]
+        assert len(rows) == 16
+        for label in ("SM MHz", "MEM MHz", "ENC/DEC"):  # right-aligned: each value ends where its header ends
+            end = header.index(label) + len(label)
+            assert all(row[end - 1] != " " and row[end] == " " for row in rows), label
+    app = replay(DGX2_V100)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await ready(pilot, app)
+        assert re.search(r"^ 0 +V100-SX… ", screen_text(app), re.MULTILINE)  # the name clipped to its room
+
+
 async def test_enter_opens_the_detail_with_every_field_and_its_reason_and_escape_returns():
     app = replay(DGX_H100)
     async with app.run_test(size=(80, 24)) as pilot:
