@@ -10,6 +10,7 @@ ask to close. Everything here runs on the fleet's one event-loop thread (gpudash
 from __future__ import annotations
 
 import asyncio
+import ssl
 from dataclasses import dataclass
 
 try:
@@ -48,7 +49,7 @@ class Connections:
         """The idle connection to this server, now busy with the caller's request; None when there is none."""
         return self._idle.pop(key, None)
 
-    async def open(self, key: Key, tls: object, server_hostname: str | None) -> Connection:
+    async def open(self, key: Key, tls: ssl.SSLContext | None, server_hostname: str | None) -> Connection:
         _scheme, host, port = key
         reader, writer = await asyncio.open_connection(host, port, ssl=tls, server_hostname=server_hostname)
         self.opened += 1
