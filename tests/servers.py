@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -170,6 +170,49 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip
     return cert, key
+
+
+@contextlib.contextmanager
+def socket_server(handle: Callable[[socket.socket], None]) -> Iterator[tuple[str, dict]]:
+    """A loopback server that hands each connection it accepts to `handle`, on a thread of its own, and closes
+    it when `handle` returns; `handle` writes whatever bytes it likes (kept-open connections, broken answers).
+    Yields its /metrics URL and {"connections": how many it accepted}. On the way out every connection is shut
+    down and every thread joined (bounded), so a test that counts threads sees none of these."""
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+    counts = {"connections": 0}
+    accepted: list[tuple[socket.socket, threading.Thread]] = []
+
+    def serve_one(conn: socket.socket) -> None:
+        with conn, contextlib.suppress(OSError):  # OSError: the client gave up on this connection
+            handle(conn)
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            counts["connections"] += 1
+            worker = threading.Thread(target=serve_one, args=(conn,), daemon=True)
+            accepted.append((conn, worker))
+            worker.start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}/metrics", counts
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        listener.close()
+        for conn, worker in accepted:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            worker.join(timeout=5)
 
 
 @contextlib.contextmanager

@@ -7,12 +7,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from servers import node_exporter
+from servers import node_exporter, socket_server
 
 from gpudash.fleet.connections import Connections
 from gpudash.fleet.fetch import FetchError, fetch
@@ -33,45 +32,18 @@ def counting_server(answer: Callable[[socket.socket, int], bool]) -> Iterator[tu
     """A loopback server that serves requests one after another on each connection: `answer(conn, n)` answers
     the n-th request of the whole server (from 1) and says whether to keep the connection. Yields its URL and
     counts of connections accepted and requests read."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    stop = threading.Event()
-    counts = {"connections": 0, "requests": 0}
+    requests = [0]
 
-    def connection(conn: socket.socket) -> None:
+    def serve(conn: socket.socket) -> None:
         conn.settimeout(10)
-        with conn:
-            while not stop.is_set():
-                try:
-                    request = conn.recv(65536)
-                except OSError:
-                    return
-                if not request:
-                    return
-                counts["requests"] += 1
-                try:
-                    if not answer(conn, counts["requests"]):
-                        return
-                except OSError:  # the client gave up on this connection
-                    return
+        while conn.recv(65536):
+            requests[0] += 1
+            if not answer(conn, requests[0]):
+                return
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            counts["connections"] += 1
-            threading.Thread(target=connection, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/metrics", counts
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        listener.close()
+    with socket_server(serve) as (url, counts):
+        yield url, counts
+        counts["requests"] = requests[0]
 
 
 def fetches(url: str, count: int, timeout_s: float = 2.0, pause_s: float = 0.0) -> tuple[list[str], Connections]:

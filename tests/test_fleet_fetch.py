@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from servers import DGX, gpudash_serve, self_signed_certificate
+from servers import DGX, gpudash_serve, self_signed_certificate, socket_server
 
 from gpudash.fleet import fetch as fetch_module
 from gpudash.fleet.fetch import FetchError, fetch
@@ -39,32 +39,13 @@ def get(url: str, timeout_s: float, ca_file: str | None = None) -> str:
 def raw_server(answer: Callable[[socket.socket], None]) -> Iterator[str]:
     """A loopback server that reads one request per connection and hands the socket to `answer`, which writes
     whatever bytes it likes (and may keep the connection open, as keep-alive servers do)."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.2)
-    stop = threading.Event()
-    held: list[socket.socket] = []
 
-    def serve() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                continue
-            held.append(conn)
-            conn.recv(65536)
-            with contextlib.suppress(OSError):
-                answer(conn)
+    def one_request(conn: socket.socket) -> None:
+        conn.recv(65536)
+        answer(conn)
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/metrics"
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        for conn in held:
-            conn.close()
-        listener.close()
+    with socket_server(one_request) as (url, _):
+        yield url
 
 
 PAGE = b'DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-1",Hostname="n1"} 42\n'
