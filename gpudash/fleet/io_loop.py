@@ -11,6 +11,7 @@ kept creeping up for hours (docs/performance.md, "Fleet view"). The connections 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
@@ -48,9 +49,13 @@ class IoLoop:
             if tasks:
                 await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
             self.connections.close()
+            # The name lookups' worker thread (asyncio's default executor) ends here, not some time after;
+            # one stuck in a slow DNS lookup is left to end on its own.
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                await asyncio.wait_for(self._loop.shutdown_default_executor(), CLOSE_WAIT_S)
 
         if self._thread.is_alive():
-            self.submit(cancel_all()).result(timeout=CLOSE_WAIT_S + 1)
+            self.submit(cancel_all()).result(timeout=2 * CLOSE_WAIT_S + 1)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=CLOSE_WAIT_S)
         if not self._thread.is_alive():
