@@ -3,12 +3,15 @@ down with its error, Enter to drill down, Escape to come back."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from servers import DGX, REPO, free_port, gpudash_serve
 from tui_helpers import no_torch, screen_text, wait_until
 
 from gpudash.config import defaults
 from gpudash.devices import discover
+from gpudash.fleet.scrape import Scraper
 from gpudash.tui.app import create_app
 from gpudash.tui.widgets.fleet_table import FleetTable
 
@@ -80,6 +83,16 @@ async def test_a_round_that_fails_to_show_says_so_and_the_rounds_go_on(monkeypat
         shown(self, hosts)
 
     monkeypatch.setattr(FleetTable, "show_hosts", first_fails)
+    rounds = []
+    original_round = Scraper.round
+
+    def first_is_slow(self):
+        rounds.append(1)
+        if len(rounds) == 1:
+            time.sleep(1.5)  # longer than the interval: the next round is due the moment this one lands
+        return original_round(self)
+
+    monkeypatch.setattr(Scraper, "round", first_is_slow)
     with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
         app = fleet_app([hostport(a)], interval=1.0)
         async with app.run_test(size=SIZE) as pilot:

@@ -119,10 +119,15 @@ class FleetView(Vertical):
 
     def _landed(self, fleet: FleetRound) -> None:
         self._busy = False
-        self.show(fleet)
+        try:
+            self.show(fleet)
+        except Exception as exc:  # a bug in showing the round, not a host (those are in the round): said here,
+            # where it happened; the worker's own state may be lost to the next round's start.
+            self._failed(f"{type(exc).__name__}: {exc}")
 
     def _failed(self, error: str) -> None:
         self._busy = False
+        self._due = time.monotonic() + self._interval  # as the line says, and the error stays up until then
         self._status(f"fleet: {error} · next try in {self._interval:g} s")
 
     def action_refresh_now(self) -> None:
