@@ -125,7 +125,7 @@ def test_kept_connections_stop_at_the_limit():
         async def run() -> int:
             for url in (first, second, first, second):
                 await fetch(url, 2.0, connections=pool)
-            kept = len(pool)
+            kept = pool.idle
             pool.close()
             await asyncio.sleep(0)
             return kept

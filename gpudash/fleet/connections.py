@@ -67,5 +67,7 @@ class Connections:
             connection.close()
         self._idle.clear()
 
-    def __len__(self) -> int:
+    @property
+    def idle(self) -> int:
+        """Connections kept for a next request. (Not __len__: an empty pool must not read as no pool.)"""
         return len(self._idle)

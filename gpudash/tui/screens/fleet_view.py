@@ -113,7 +113,8 @@ class FleetView(Vertical):
         self.app.from_worker(self._landed, fleet)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """A round whose showing failed (a bug, not a host: those are in the round) must not stop the rounds."""
+        """A worker that ended with an error outside the round's own handling (a round whose showing failed is
+        said by _landed) must not stop the rounds: _failed clears the busy flag the next tick waits for."""
         if event.worker.group == "fleet" and event.state == WorkerState.ERROR:
             self._failed(f"{type(event.worker.error).__name__}: {event.worker.error}")
 
