@@ -65,6 +65,9 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
         "notes": list(arch.notes) if known else [f"GPU lost: {status_reason}"],
         "unavailable": device.unavailable,
     }
+    features = device.extra.get("gfx_features")
+    if device.vendor == "amd" and isinstance(features, dict) and features:
+        out["gfx_features"] = dict(features)
     if device.vendor == "cpu":
         out["cpu_features"] = device.cpu_features
         out["logical_cores"] = device.logical_cores

@@ -3,7 +3,8 @@
 A snapshot holds everything the knowledge tables read, for every device, so a replay answers as the machine
 itself did: names, compute capability or gfx target, SMs/CUs/cores, clocks, memory, torch's view, and for the
 CPU its ISA features, logical and physical core counts (logical_cores, multiprocessors) and the
-vendor/family/model triple the microarchitecture lookup needs (under "extra": cpu_vendor, cpu_family, cpu_model).
+vendor/family/model triple the microarchitecture lookup needs (under "extra": cpu_vendor, cpu_family, cpu_model),
+and an AMD target's feature flags (extra.gfx_features: sramecc, xnack).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from gpudash import __version__
 from gpudash.devices import Machine
-from gpudash.devices.snapshot_file import FORMAT, TABLE_EXTRAS, VERSION
+from gpudash.devices.snapshot_file import FORMAT, GFX_FEATURES, TABLE_EXTRAS, VERSION
 from gpudash.models import json_safe, now_iso, to_dict
 
 _SKIP = {"sources", "extra"}
@@ -25,7 +26,9 @@ def _device_entry(device, samples: list[dict]) -> dict[str, Any]:
     torch_view = device.extra.get("torch")
     if isinstance(torch_view, dict):
         entry["torch"] = torch_view
-    table_facts = {k: str(device.extra[k]) for k in TABLE_EXTRAS if device.extra.get(k) is not None}
+    table_facts: dict[str, Any] = {k: str(device.extra[k]) for k in TABLE_EXTRAS if device.extra.get(k) is not None}
+    if device.extra.get(GFX_FEATURES):
+        table_facts[GFX_FEATURES] = dict(device.extra[GFX_FEATURES])
     if table_facts:
         entry["extra"] = table_facts
     entry["samples"] = samples

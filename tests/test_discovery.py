@@ -103,6 +103,7 @@ def test_amd_gpu_merges_with_hip_device_by_hip_id(monkeypatch):
     gpus = [d for d in machine.devices if d.vendor == "amd"]
     assert len(gpus) == 1 and gpus[0].sources == ["amdsmi", "torch"]
     assert gpus[0].gfx_target == "gfx942"
+    assert gpus[0].extra["gfx_features"] == {"sramecc": True, "xnack": False}  # torch's suffixes kept as facts
     assert machine.runtime.hip == "6.2.41133"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gpudash import strict_json
+from gpudash.devices.target_id import split_target_id
 from gpudash.errors import UsageError
 from gpudash.field_checks import FieldProblem, build
 from gpudash.fileio import read_user_file
@@ -59,6 +60,7 @@ _NOT_FROM_FILES = frozenset({"sources", "extra"})  # set by gpudash itself, neve
 # ...but for the CPU facts the architecture tables read (gpudash.knowledge.cpu: vendor_of, microarch), which a
 # snapshot keeps under "extra" so a replay places the CPU as the live machine does.
 TABLE_EXTRAS = ("cpu_vendor", "cpu_family", "cpu_model")
+GFX_FEATURES = "gfx_features"  # an AMD target's feature flags: {"sramecc": True, "xnack": False}
 
 
 @dataclass
@@ -115,6 +117,7 @@ def _machine(data: dict[str, Any]) -> RecordedMachine:
         extra = raw.get("extra")
         if isinstance(extra, dict):
             info.extra.update({k: v for k, v in extra.items() if k in TABLE_EXTRAS and isinstance(v, str)})
+        _settle_gfx_target(info, extra.get(GFX_FEATURES) if isinstance(extra, dict) else None)
         if info.key in seen:
             raise FieldProblem(f"{where}: a second device {info.key} (vendor and index name one device)")
         seen.add(info.key)
@@ -122,6 +125,18 @@ def _machine(data: dict[str, Any]) -> RecordedMachine:
         torch = raw.get("torch")
         machine.devices.append(RecordedDevice(info, samples, torch if isinstance(torch, dict) else None))
     return machine
+
+
+def _settle_gfx_target(info: DeviceInfo, recorded: Any) -> None:
+    """A gfx target as any tool prints it ("gfx906:sramecc+:xnack-" from torch, "amdgcn-amd-amdhsa--gfx90a:xnack-"
+    from rocminfo) becomes the canonical "gfx906" every table keys on; its feature suffixes stay as facts under
+    extra["gfx_features"], with those recorded there (as `snapshot` writes them)."""
+    features = {k: v for k, v in recorded.items() if isinstance(v, bool)} if isinstance(recorded, dict) else {}
+    if info.gfx_target:
+        info.gfx_target, flags = split_target_id(info.gfx_target)
+        features.update(flags)
+    if features:
+        info.extra[GFX_FEATURES] = features
 
 
 def validate(path: Path, data: Any) -> None:

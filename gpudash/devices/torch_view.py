@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 
 from gpudash.devices.fields import error_reason, read_field
+from gpudash.devices.target_id import split_target_id
 from gpudash.models import DeviceInfo, Runtime
 
 
@@ -76,6 +77,7 @@ class TorchView:
                 unavailable={"device": error_reason(exc)},
             )
         gcn = getattr(props, "gcnArchName", "") or ""
+        target, flags = split_target_id(gcn)  # "gfx906:sramecc+:xnack-": the processor, and its flags as facts
         uuid = str(getattr(props, "uuid", "") or "") or None
         bus = getattr(props, "pci_bus_id", None)
         domain = getattr(props, "pci_domain_id", 0) or 0
@@ -88,12 +90,16 @@ class TorchView:
             uuid=uuid,
             pci_bus_id=f"{domain:08x}:{bus:02x}:{device:02x}.0" if isinstance(bus, int) else None,
             compute_capability=None if vendor == "amd" else f"{props.major}.{props.minor}",
-            gfx_target=gcn.split(":")[0] or None if vendor == "amd" else None,
+            gfx_target=target or None if vendor == "amd" else None,
             memory_total_bytes=props.total_memory,
             multiprocessors=props.multi_processor_count,
             max_clock_mhz=clock_khz // 1000 or None,
             torch_index=index,
             sources=["torch"],
             unavailable=missing,
-            extra={"torch": _precision_view(self.torch, index, missing), "gcnArchName": gcn or None},
+            extra={
+                "torch": _precision_view(self.torch, index, missing),
+                "gcnArchName": gcn or None,
+                **({"gfx_features": flags} if flags and vendor == "amd" else {}),
+            },
         )

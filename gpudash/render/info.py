@@ -137,8 +137,11 @@ def _device_cells(dev: dict[str, Any]) -> dict[str, Cell]:
 
 
 def arch_text(dev: dict[str, Any]) -> str:
-    """'Hopper 9.0', 'CDNA3 gfx942', or the CPU's family and its strongest precision-relevant feature."""
+    """'Hopper 9.0', 'CDNA3 gfx942:sramecc+:xnack-', or the CPU's family and its strongest precision-relevant feature."""
     ident = dev.get("compute_capability") or dev.get("gfx_target")
+    flags = dev.get("gfx_features") or {}
+    if ident and flags:  # the target ID as torch prints it: gfx906:sramecc+:xnack-
+        ident += "".join(f":{name}{'+' if on else '-'}" for name, on in flags.items())
     if not ident and dev["vendor"] == "cpu":
         features = dev.get("cpu_features") or []
         ident = next(
