@@ -58,19 +58,6 @@ def transformer_engine(facts: Facts) -> tuple[bool, str]:
     return False, "not supported: TransformerEngine fp8 needs an NVIDIA GPU (cc >= 8.9) or AMD gfx94x/gfx95x"
 
 
-def torchao(facts: Facts, native: bool) -> tuple[bool, str]:
-    if native:
-        return True, (
-            "torchao.float8.convert_to_float8_training runs on torch._scaled_mm here; "
-            "compile the model (torch.compile) for a speedup"
-        )
-    if facts.is_cpu:
-        return False, "not useful: a CPU has no fp8 hardware, so torch._scaled_mm gains nothing over bf16 or fp32"
-    return False, (
-        "not usable: torchao float8 training needs torch._scaled_mm hardware (NVIDIA cc >= 8.9, AMD MI300+/RDNA4)"
-    )
-
-
 OCP_FP8_MIN_ROCM = (6, 5)  # _scaled_mm with the OCP fp8 dtypes on gfx950/gfx120x (PyTorch ScaledBlas.cpp)
 
 
@@ -123,6 +110,32 @@ def fp8_choice(facts: Facts) -> Fp8Choice:
     return Fp8Choice(native, level, verified, status, prov, kernels, why)
 
 
+def torchao(facts: Facts, choice: Fp8Choice) -> tuple[bool, str]:
+    """torchao's float8 training is torch._scaled_mm underneath: usable exactly where gpudash's own fp8 kernel
+    gate (`choice.kernels`, what the adaptive kernels ask) lets _scaled_mm run."""
+    if choice.kernels:
+        return True, (
+            "torchao.float8.convert_to_float8_training runs on torch._scaled_mm here; "
+            "compile the model (torch.compile) for a speedup"
+        )
+    if facts.is_cpu:
+        return False, "not useful: a CPU has no fp8 hardware, so torch._scaled_mm gains nothing over bf16 or fp32"
+    if choice.available:
+        return False, f"not usable here: torchao float8 training runs on torch._scaled_mm, and {choice.kernel_reason}"
+    return False, (
+        "not usable: torchao float8 training needs torch._scaled_mm hardware (NVIDIA cc >= 8.9, AMD MI300+/RDNA4)"
+    )
+
+
+def transformer_engine_usable(facts: Facts, choice: Fp8Choice) -> tuple[bool, str]:
+    """TransformerEngine's own requirements, and its fp8 GEMMs need what the kernel gate needs (the ROCm fork on
+    gfx950 needs the OCP fp8 of ROCm >= 6.5 as _scaled_mm does): one answer with the kernels."""
+    ok, why = transformer_engine(facts)
+    if ok and not choice.kernels:
+        return False, f"not usable here: {choice.kernel_reason} (TransformerEngine would otherwise support it: {why})"
+    return ok, why
+
+
 def fp8_settings(facts: Facts, choice: Fp8Choice) -> dict[str, Setting]:
     """The [fp8] table for the fp8 decision (recommend.decisions.fp8)."""
     arch = facts.arch
@@ -133,8 +146,8 @@ def fp8_settings(facts: Facts, choice: Fp8Choice) -> dict[str, Setting]:
         choice.status,
         choice.provenance,
     )
-    te_ok, te_why = transformer_engine(facts)
-    ao_ok, ao_why = torchao(facts, native)
+    te_ok, te_why = transformer_engine_usable(facts, choice)
+    ao_ok, ao_why = torchao(facts, choice)
     out = {
         "available": Setting(
             native,
