@@ -157,7 +157,9 @@ def find_config(explicit: str | None) -> Path | None:
     if env:
         return Path(env)
     path = user_config_path()
-    return path if path.is_file() else None
+    # Anything there (a directory, a FIFO, a link to /dev/zero, a dangling link) is read, so that what is not a
+    # config file is one line naming it, not silently ignored; only an empty path means "no config".
+    return path if os.path.lexists(path) else None
 
 
 def _line_of(text: str, section: str, key: str) -> int | None:

@@ -64,9 +64,10 @@ def tls_files(cert: str | None, key: str | None) -> tuple[str, str] | None:
     if not (cert and key):
         missing = "--tls-key" if cert else "--tls-cert"
         raise UsageError(f"{missing}: TLS needs both a certificate (--tls-cert) and its private key (--tls-key)")
-    for option, path in (("--tls-cert", cert), ("--tls-key", key)):
-        if not Path(path).is_file():
-            raise UsageError(f"{option} {path}: no such file")
+    from gpudash.fileio import check_input_file
+
+    check_input_file(cert, "--tls-cert", "a PEM certificate")  # a FIFO is named as one, never waited on
+    check_input_file(key, "--tls-key", "a PEM private key")
     return cert, key
 
 
@@ -121,20 +122,22 @@ def serve(
             signal.signal(signal.SIGTERM, previous)
 
 
-def write_textfile(machine, config: dict[str, Any], path: str, hostname: str | None = None) -> None:
-    """The batch results (no telemetry: a file is not live) as a node_exporter textfile, replaced atomically
-    (prometheus_client writes a temporary file beside it and renames it over the old one)."""
-    from prometheus_client import write_to_textfile
+def write_textfile(machine, config: dict[str, Any], path: str, hostname: str | None = None) -> str:
+    """The batch results (no telemetry: a file is not live) as a node_exporter textfile, through gpudash's own
+    writer (gpudash.fileio): a regular file or a new path, replaced whole (a full disk leaves the old file), its
+    mode and owner kept, a read-only one only with --force; a link, device, FIFO or folder is refused (exit 2).
+    Returns CREATED or REPLACED."""
+    from prometheus_client import generate_latest
 
     from gpudash.exporter import registry_for
+    from gpudash.fileio import check_output, write_output
 
-    target = Path(path)
-    if target.suffix != ".prom":
+    if Path(path).suffix != ".prom":
         raise UsageError(f"--textfile {path}: node_exporter's textfile collector reads only *.prom files")
-    if not target.parent.is_dir():
-        raise UsageError(f"--textfile {path}: folder {target.parent} does not exist")
+    check_output(path, "--textfile", streams=False)  # before the remembered results are read
     registry, _ = registry_for(machine, config, telemetry=False, hostname=hostname)
+    text = generate_latest(registry).decode("utf-8")
     try:
-        write_to_textfile(str(target), registry)
-    except OSError as exc:
-        raise GpudashError(f"--textfile {path}: cannot write: {exc.strerror or exc}") from None
+        return write_output(path, text, streams=False)
+    except GpudashError as exc:
+        raise type(exc)(f"--textfile {exc}") from None

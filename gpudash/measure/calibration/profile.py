@@ -18,7 +18,8 @@ profile and back; `profile_compare` sets two side by side.
 "matmul_1024_large" without a shape) and profiles older than its precision_matrix, as that document promises
 they stay loadable: the matrix is then completed from what the file holds (each operation's precision_results,
 the matrix's own lists and figures), so every figure in the file shows. Nothing is invented: a figure the file
-does not hold stays empty.
+does not hold stays empty. The source project's layouts before that (`"precision_matrix": null`, figures per
+operation) are first brought to the calibration layout by `legacy.upgrade`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from gpudash import __version__, strict_json
 from gpudash.errors import UsageError
 from gpudash.field_checks import FieldProblem, build
 from gpudash.fileio import atomic_write_text, read_user_file
+from gpudash.measure.calibration.legacy import is_legacy, upgrade
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import from_dict, to_dict
 from gpudash.precisions import PRECISIONS
@@ -132,6 +134,8 @@ def load_profile(path) -> CalibrationProfile:
         raise UsageError(f"{path}: profile has no 'metadata' object")
     if not any(isinstance(data.get(k), dict) for k in ("precision_matrix", "operation_profiles")):
         raise UsageError(f"{path}: profile has no 'precision_matrix' or 'operation_profiles' object")
+    if is_legacy(data):  # the source project's older layouts: figures per operation, no matrix
+        data = upgrade(data)
     current = (
         "version" in data and "format" in data and isinstance(data.get("precision_matrix"), dict)
     )  # as gpudash writes it

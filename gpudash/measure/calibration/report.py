@@ -79,7 +79,8 @@ def report_from_profile(profile: CalibrationProfile) -> BenchReport:
                     "op": op.operation_type,
                     "shape": list(op.shape),
                     "gflops": r.measured_gflops,
-                    "median_s": (d.get("median_latency_ms") or 0.0) / 1000.0,
+                    # None where the file holds no median (the calibration layout, older profiles): shown as "–"
+                    "median_s": d["median_latency_ms"] / 1000.0 if d.get("median_latency_ms") is not None else None,
                     "mean_s": (r.mean_latency_ms or 0.0) / 1000.0,
                     "spread": d.get("spread"),
                     "reps": r.num_trials,
