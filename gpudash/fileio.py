@@ -1,13 +1,19 @@
 """Writing and reading the files a user names.
 
-Every file gpudash writes (export -o, snapshot -o, bench --save, the state store) goes through write_output:
+Every file gpudash writes (export -o, snapshot -o, bench --save, serve --textfile, the state store) goes
+through write_output:
 
 - a regular file, or a path where nothing exists yet, is replaced whole or not at all: a temporary file in
   the same folder is written, synced and renamed over it, so a crash or a full disk never leaves half a file.
   A new file gets the mode the umask gives (0666 less the umask, like any other program's output); a replaced
-  one keeps its mode and, where allowed, its owner.
-- `-`, a terminal, a pipe (FIFO), /dev/stdout (any path that is this process's standard output) and /dev/null
-  are written as a stream: opened, written, closed, never created or replaced.
+  one keeps its mode and its owner (when the owner cannot be kept, it is not replaced).
+- a regular file nobody may write (no write bit, e.g. 0444) or that this user may not write is refused: it was
+  made read-only on purpose. The command's `--force` replaces it all the same (keeping its mode and owner).
+- for one-shot outputs (`streams=True`: export -o, snapshot -o), `-`, a terminal, a pipe (FIFO) that a reader
+  holds open, /dev/stdout (any path that is this process's standard output) and /dev/null are written as a
+  stream: opened, written, closed, never created or replaced. A FIFO nothing reads is refused at once, never
+  waited on. Files gpudash rewrites for others to read (`streams=False`: the textfile, profiles, the state
+  store) are only ever regular files.
 - anything else is refused with one line naming the path: a directory, a symbolic link to a file (replacing
   it would replace the link, not the file it points to), a socket, a block device, or a character device
   that is neither a terminal nor /dev/null. Nothing that was not a regular file is ever replaced.
@@ -21,13 +27,16 @@ while refusing it would break `-o /dev/null` in scripts. Only its replacement (a
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import os
 import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-from gpudash.errors import GpudashError, RefusedOutput
+from gpudash.errors import GpudashError, RefusedOutput, UsageError
 
 CREATED, REPLACED, STREAMED = "created", "replaced", "streamed"
 
@@ -41,12 +50,30 @@ _TERMINAL_MAJORS = frozenset({4, 5, *range(136, 144)})
 _PTMX = (5, 2)
 
 
-def write_output(path: str | os.PathLike[str], text: str) -> str:
+# Whether the running command was given --force (read-only files may be replaced). Set once by the CLI for
+# the command's run (`forcing`), so every writer below it, down to the state store, follows the same word.
+_FORCE: contextvars.ContextVar[bool] = contextvars.ContextVar("gpudash_force", default=False)
+
+
+@contextlib.contextmanager
+def forcing(force: bool) -> Iterator[None]:
+    """Within this block, writers replace read-only files when `force` is true (the command's --force)."""
+    token = _FORCE.set(force)
+    try:
+        yield
+    finally:
+        _FORCE.reset(token)
+
+
+def write_output(path: str | os.PathLike[str], text: str, *, streams: bool = True, force: bool | None = None) -> str:
     """Write `text` to `path` ("-" is stdout) as described above; CREATED, REPLACED or STREAMED.
 
-    Raises RefusedOutput for a path gpudash will not write to, GpudashError when the write fails.
+    `streams=False`: only a regular file or a new path. `force`: replace a read-only file (None: the
+    command's --force). Raises RefusedOutput (exit 2) for a path gpudash will not write to, GpudashError
+    (exit 3) when the write fails (a full disk): either way what was at `path` is as it was.
     """
-    kind = _classify(path)
+    kind = _classify(path, streams)
+    force = _FORCE.get() if force is None else force
     if kind == _STDOUT:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -54,12 +81,15 @@ def write_output(path: str | os.PathLike[str], text: str) -> str:
     if kind == _STREAM:
         _write_stream(Path(path), text)
         return STREAMED
-    return _replace_atomically(Path(path), text, kind == _REGULAR)
+    if kind == _REGULAR and not force:
+        _refuse_read_only(Path(path))
+    return _replace_atomically(Path(path), text, kind == _REGULAR, force)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> bool:
-    """write_output, for callers that only ask whether an existing file was replaced."""
-    return write_output(path, text) == REPLACED
+    """write_output of a file gpudash rewrites (a profile, remembered results): a regular file or a new path,
+    never a stream; True when an existing file was replaced."""
+    return write_output(path, text, streams=False) == REPLACED
 
 
 def is_stdout(path: str | os.PathLike[str]) -> bool:
@@ -70,11 +100,15 @@ def is_stdout(path: str | os.PathLike[str]) -> bool:
         return False
 
 
-def check_output(path: str | os.PathLike[str], option: str) -> None:
+def check_output(path: str | os.PathLike[str], option: str, *, streams: bool = True, force: bool | None = None) -> None:
     """Fail before minutes of measuring if `path` would be refused later: RefusedOutput (exit code 2, a bad
-    argument), one line naming `option`."""
+    argument), one line naming `option`. (A FIFO is not opened here: opening and closing it would end its
+    reader's input; one that nothing reads is refused when written.)"""
+    force = _FORCE.get() if force is None else force
     try:
-        kind = _classify(path)
+        kind = _classify(path, streams)
+        if kind == _REGULAR and not force:
+            _refuse_read_only(Path(path))
         if kind in (_NEW, _REGULAR):
             folder = _folder_of(Path(path))
             if not os.access(folder, os.W_OK):
@@ -83,7 +117,37 @@ def check_output(path: str | os.PathLike[str], option: str) -> None:
         raise RefusedOutput(f"{option} {exc}") from None
 
 
-def _classify(path: str | os.PathLike[str]) -> str:
+def _refuse_read_only(target: Path) -> None:
+    """A file without any write bit (root may write it all the same) or that this user may not write."""
+    try:
+        mode = stat.S_IMODE(os.stat(target).st_mode)
+    except OSError:
+        return  # gone meanwhile: a new path
+    if not mode & 0o222 or not os.access(target, os.W_OK):
+        raise RefusedOutput(
+            f"{target}: is read-only (mode {mode:04o}); gpudash leaves it as it is: pass --force to replace it"
+        )
+
+
+def _classify(path: str | os.PathLike[str], streams: bool = True) -> str:
+    kind = _classify_any(path)
+    if not streams and kind in (_STDOUT, _STREAM):
+        what = "standard output" if kind == _STDOUT else _describe_stream(Path(path))
+        raise RefusedOutput(f"{path}: is {what}; this file is written only as a regular file: name a file")
+    return kind
+
+
+def _describe_stream(target: Path) -> str:
+    try:
+        st = os.stat(target)
+    except OSError:
+        return "not a regular file"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a pipe (FIFO)"
+    return f"a character device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)})"
+
+
+def _classify_any(path: str | os.PathLike[str]) -> str:
     if str(path) == "-":
         return _STDOUT
     target = Path(path)
@@ -170,13 +234,19 @@ def _describe(st: os.stat_result) -> str:
 
 
 def _write_stream(target: Path, text: str) -> None:
-    """Open without O_CREAT (a path that vanished is not created) and check it is still the stream it was."""
-    flags = os.O_WRONLY | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+    """Open without O_CREAT (a path that vanished is not created) and check it is still the stream it was.
+
+    Opened without blocking: a FIFO that nothing reads fails at once (ENXIO) instead of waiting forever; once
+    open, the writes block as usual, so a slow reader is waited for."""
+    flags = os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(target, flags)  # a FIFO blocks here until someone reads it, as for any writer
+        fd = os.open(target, flags)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            raise RefusedOutput(f"{target}: is a pipe (FIFO) that nothing reads; nothing written") from None
         raise GpudashError(f"{target}: cannot write: {exc.strerror}") from None
     try:
+        os.set_blocking(fd, True)
         if not _is_stream(os.fstat(fd)):
             raise RefusedOutput(f"{target}: changed while gpudash opened it; nothing written")
         data = text.encode("utf-8")
@@ -195,7 +265,7 @@ def _folder_of(target: Path) -> Path:
     return folder
 
 
-def _replace_atomically(target: Path, text: str, existed: bool) -> str:
+def _replace_atomically(target: Path, text: str, existed: bool, force: bool = False) -> str:
     folder = _folder_of(target)
     tmp, fd = _new_temp_file(folder, target.name)
     try:
@@ -204,7 +274,7 @@ def _replace_atomically(target: Path, text: str, existed: bool) -> str:
             fh.flush()
             os.fsync(fh.fileno())
         if existed:
-            _keep_mode_and_owner(tmp, os.stat(target))
+            _keep_mode_and_owner(tmp, os.lstat(target), target, force)
             _ensure_still_regular(target)
             os.replace(tmp, target)
         else:
@@ -235,12 +305,21 @@ def _new_temp_file(folder: Path, name: str) -> tuple[Path, int]:
     raise GpudashError(f"{folder / name}: cannot write: no free temporary name in {folder}")
 
 
-def _keep_mode_and_owner(tmp: Path, old: os.stat_result) -> None:
-    os.chmod(tmp, stat.S_IMODE(old.st_mode))
-    try:  # root replacing a user's file leaves it theirs; anyone else can only keep their own
+def _keep_mode_and_owner(tmp: Path, old: os.stat_result, target: Path, force: bool) -> None:
+    """Root replacing a user's file leaves it theirs; anyone else can keep only their own files' owner, and
+    replaces someone else's file (which it could write, e.g. mode 0666) only with --force."""
+    if not stat.S_ISREG(old.st_mode):
+        raise RefusedOutput(f"{target}: stopped being a regular file while gpudash wrote it; not replaced")
+    try:
         os.chown(tmp, old.st_uid, old.st_gid)
     except OSError:
-        pass
+        mine = os.stat(tmp)
+        if (mine.st_uid, mine.st_gid) != (old.st_uid, old.st_gid) and not force:
+            raise RefusedOutput(
+                f"{target}: belongs to uid {old.st_uid} gid {old.st_gid}, which gpudash cannot keep; "
+                "pass --force to replace it"
+            ) from None
+    os.chmod(tmp, stat.S_IMODE(old.st_mode))  # after chown, which clears set-user-ID bits
 
 
 def _ensure_still_regular(target: Path) -> None:
@@ -340,6 +419,29 @@ def read_user_file(
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise error(f"{target}: cannot read {what}: not UTF-8 text (byte {exc.start})") from None
+
+
+def check_input_file(path: str | os.PathLike, option: str, what: str = "file") -> None:
+    """UsageError naming `option` unless `path` is a regular file this user may read (a certificate, a CA bundle
+    that another library opens later): checked as read_user_file would, without blocking on a FIFO or reading."""
+    target = Path(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags)
+    except FileNotFoundError:
+        raise UsageError(f"{option} {target}: no such file ({what} expected)") from None
+    except IsADirectoryError:
+        raise UsageError(f"{option} {target}: is a directory ({what} expected)") from None
+    except OSError as exc:
+        raise UsageError(f"{option} {target}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{option} {target}: is a directory ({what} expected)")
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{option} {target}: is {_describe_input(st)}, not a regular file ({what} expected)")
 
 
 def _size(limit: int) -> str:

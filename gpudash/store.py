@@ -11,12 +11,18 @@ not a regular file or too large is ignored with one warning line (`damaged`), an
 its data the same way before using it (and says so the same way when it ignores a record written by another
 gpudash version). The warning goes to stderr; the dashboard points `warn` at a notification while it runs. A
 file that cannot be written is a GpudashError for the caller to report beside what was measured.
+
+A state path that is not a regular file (a FIFO, a device, a directory, a symbolic link) is neither read nor
+replaced: it is looked at with lstat, never opened, so a FIFO cannot stall a run after its measuring. The one
+warning line says so; saving there raises NotKept, which says the user was already told. A read-only state
+file is kept as it is unless the command was given --force (gpudash.fileio).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -44,6 +50,34 @@ def damaged(path: Path, problem: str) -> None:
         return
     _warned.add(str(path))
     warn(f"{path}: remembered results ignored: {problem}")
+
+
+class NotKept(GpudashError):
+    """Results not saved because the state path is not a regular file; its one warning line was already given
+    (`damaged`), so callers need not say it again."""
+
+
+def _odd_file(path: Path) -> str | None:
+    """What the state path is when it exists and is not a regular file; None for a regular file or no file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be looked at ({exc.strerror or exc})"
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        what = f"a symbolic link (to {os.readlink(path)})"
+    elif stat.S_ISFIFO(st.st_mode):
+        what = "a pipe (FIFO)"
+    elif stat.S_ISDIR(st.st_mode):
+        what = "a directory"
+    elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        what = f"a device ({os.major(st.st_rdev)}:{os.minor(st.st_rdev)})"
+    else:
+        what = "a socket" if stat.S_ISSOCK(st.st_mode) else "not a file"
+    return f"is {what}, not a regular file: gpudash neither reads nor replaces it"
 
 
 def state_dir() -> Path:
@@ -76,6 +110,10 @@ def save(kind: str, machine, data: Any) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise GpudashError(f"{path.parent}: cannot keep remembered results: {exc.strerror or exc}") from None
+    odd = _odd_file(path)
+    if odd is not None:
+        damaged(path, odd)
+        raise NotKept(f"{path}: {odd}")
     record = {"saved_at": now_iso(), "data": data}
     atomic_write_text(path, strict_json.dumps(record, indent=1))
     return path
@@ -85,6 +123,10 @@ def load(kind: str, machine) -> tuple[str, Any] | None:
     """(saved_at, data) of the last save, or None. A damaged file counts as no file, with a warning."""
     path = _path(kind, machine)
     if not os.path.lexists(path):
+        return None
+    odd = _odd_file(path)
+    if odd is not None:
+        damaged(path, odd)
         return None
     try:
         record = strict_json.loads(read_user_file(path, "remembered results"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import ssl
+import stat
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -235,11 +237,15 @@ def test_textfile_for_node_exporter_is_written_atomically(remembered_cpu, tmp_pa
     folder.mkdir()
     target = folder / "gpudash.prom"
     target.write_text("old content\n")
+    os.chmod(target, 0o600)
     assert main(["serve", "--textfile", str(target)]) == 0
     text = target.read_text()
     assert [p.name for p in folder.iterdir()] == ["gpudash.prom"]  # the temporary file was renamed over it
     assert named(text, "gpudash_precision_verified") and not named(text, "gpudash_device_utilization_ratio")
-    assert "wrote" in capsys.readouterr().err
+    assert (
+        stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    )  # gpudash's writer keeps the mode (prometheus_client's gave 0644)
+    assert f"replaced {target}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(

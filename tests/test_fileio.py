@@ -6,7 +6,6 @@ import socket
 import stat
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -60,14 +59,49 @@ def test_dash_is_stdout(capsys):
 def test_a_fifo_is_written_as_a_stream_and_stays_a_fifo(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
-    reader.start()
-    assert write_output(fifo, "through the pipe\n") == STREAMED
-    reader.join(10)
-    assert received == ["through the pipe\n"]
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader holds it open, as `cat pipe &` would
+    try:
+        assert write_output(fifo, "through the pipe\n") == STREAMED
+        assert os.read(reader, 100) == b"through the pipe\n"
+    finally:
+        os.close(reader)
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_a_fifo_nothing_reads_is_refused_at_once_not_waited_on(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(RefusedOutput, match=f"^{fifo}: is a pipe \\(FIFO\\) that nothing reads; nothing written$"):
+        write_output(fifo, "nobody listens\n")
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_files_gpudash_rewrites_are_never_streams(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in (fifo, os.devnull, "-"):
+        with pytest.raises(RefusedOutput, match="this file is written only as a regular file"):
+            write_output(path, "x", streams=False)
+        with pytest.raises(RefusedOutput, match=r"^--save .*this file is written only as a regular file"):
+            check_output(path, "--save", streams=False)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("ro_mode", [0o444, 0o400, 0o555])
+def test_a_read_only_file_is_kept_unless_forced(tmp_path, ro_mode):
+    path = tmp_path / "kept.toml"
+    path.write_text("mine\n")
+    os.chmod(path, ro_mode)
+    with pytest.raises(RefusedOutput, match=f"^{path}: is read-only \\(mode {ro_mode:04o}\\).*pass --force"):
+        write_output(path, "theirs\n")
+    with pytest.raises(RefusedOutput, match=f"^-o {path}: is read-only"):
+        check_output(path, "-o")
+    assert path.read_text() == "mine\n" and mode(path) == ro_mode
+    with fileio.forcing(True):
+        check_output(path, "-o")
+        assert write_output(path, "forced\n") == REPLACED
+    assert path.read_text() == "forced\n" and mode(path) == ro_mode  # the mode it had, kept
 
 
 def test_a_terminal_is_written_as_a_stream():

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudash.actions.session import Session
 from gpudash.errors import GpudashError, UsageError
+from gpudash.store import NotKept
 
 if TYPE_CHECKING:
     from gpudash.devices import Machine
@@ -170,6 +171,8 @@ def run(
         return BenchRun(plan, reports, data)
     try:
         return BenchRun(plan, reports, data, append_run(machine, data))
+    except NotKept:  # the state path is not a file: store already said so, in one line
+        return BenchRun(plan, reports, data)
     except GpudashError as exc:  # the state folder is not writable: the run is shown all the same
         return BenchRun(plan, reports, data, save_error=str(exc))
 

@@ -21,7 +21,7 @@ from gpudash import __version__
 from gpudash.actions.session import Session
 from gpudash.devices import Machine
 from gpudash.errors import GpudashError, UsageError
-from gpudash.fileio import atomic_write_text
+from gpudash.fileio import REPLACED, write_output
 from gpudash.models import NOT_RUN_REPLAYED, DeviceInfo, now_iso
 from gpudash.recommend import Facts, Settings, decisions, recommend
 from gpudash.recommend.facts import BatchTrial, check_as_dict
@@ -270,7 +270,7 @@ def write_export(settings: Settings, output: str, fmt: str = "toml") -> str:
     """Write the file atomically; returns the one-line message saying what was written or replaced."""
     text = render(settings, fmt)
     previous = describe_existing(output) if Path(output).is_file() else None
-    replaced = atomic_write_text(output, text)
+    replaced = write_output(output, text) == REPLACED  # a file, or a stream the user named (a pipe, /dev/null)
     if replaced:
         return f"replaced {output}" + (f" (was: {previous})" if previous else " (it was not a gpudash export)")
     return f"wrote {output}"

@@ -43,15 +43,20 @@ def spec_from(config: dict[str, Any], **options: Any) -> FleetSpec:
     """Options that were given win over config [fleet]; a source given on the command line replaces the
     config's source (hosts from the config are not added to --prometheus)."""
     conf = config["fleet"]
+    _check_given(options)
     given = any(options.get(k) for k in ("prometheus", "hosts", "hostfile"))
     pick = (lambda name: options.get(name)) if given else (lambda name: options.get(name) or conf[name] or None)
+
+    def value(name: str, key: str) -> Any:  # a value given (even 0, refused below) wins over the config's
+        return options[name] if options.get(name) is not None else conf[key]
+
     spec = FleetSpec(
         prometheus=pick("prometheus"),
         hosts=list(pick("hosts") or []),
         hostfile=pick("hostfile"),
-        timeout_s=options.get("timeout_s") or conf["timeout_s"],
-        concurrency=options.get("concurrency") or conf["concurrency"],
-        interval=options.get("interval") or conf["interval"],
+        timeout_s=value("timeout_s", "timeout_s"),
+        concurrency=value("concurrency", "concurrency"),
+        interval=value("interval", "interval"),
         history_s=conf["history_s"],
         ca_file=options.get("ca_file"),
     )
@@ -60,8 +65,33 @@ def spec_from(config: dict[str, Any], **options: Any) -> FleetSpec:
     if not 1 <= spec.concurrency <= 128:
         raise UsageError(f"--concurrency: expected 1 to 128 requests at once, got {spec.concurrency}")
     if not 0 < spec.timeout_s <= 60:
-        raise UsageError(f"--timeout: expected seconds from 0 to 60, got {spec.timeout_s:g}")
+        raise UsageError(f"--timeout: expected seconds above 0, at most 60, got {spec.timeout_s:g}")
     return spec
+
+
+def _check_given(options: dict[str, Any]) -> None:
+    """What was given on the command line, checked before any work: one line naming the option."""
+    hosts = options.get("hosts")
+    if hosts is not None and not any(h.strip() for value in hosts for h in value.split(",")):
+        raise UsageError(f"--hosts {','.join(hosts)!r}: names no endpoint; expected HOST:PORT,... e.g. gpu1:9483")
+    ca_file = options.get("ca_file")
+    if ca_file is not None:
+        _check_ca_file(ca_file)
+
+
+def _check_ca_file(path: str) -> None:
+    """A regular file (never a FIFO that would block) holding PEM certificates that ssl accepts."""
+    import ssl
+
+    from gpudash.fileio import check_input_file
+
+    check_input_file(path, "--ca-file", "a PEM CA bundle")
+    try:
+        ssl.create_default_context(cafile=path)
+    except (ssl.SSLError, ValueError) as exc:
+        raise UsageError(f"--ca-file {path}: not a PEM CA bundle ssl can load: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"--ca-file {path}: cannot read it: {exc.strerror or exc}") from None
 
 
 def open_source(spec: FleetSpec) -> tuple[Source, int]:
@@ -83,7 +113,8 @@ def open_source(spec: FleetSpec) -> tuple[Source, int]:
 
     targets = targets_from(spec.hosts, spec.hostfile)
     if not targets:
-        raise UsageError(f"--hostfile {spec.hostfile}: lists no endpoint")
+        where = f"--hostfile {spec.hostfile}" if spec.hostfile else "--hosts (or config fleet.hosts)"
+        raise UsageError(f"{where}: lists no endpoint")
     every = refresh_interval(len(targets), spec.interval)
     scraper = Scraper(
         targets,

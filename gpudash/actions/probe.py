@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpudash.actions.session import Session
 from gpudash.errors import GpudashError
+from gpudash.store import NotKept
 
 if TYPE_CHECKING:
     from gpudash.devices import Machine
@@ -104,6 +105,8 @@ def probe(
     if not machine.replayed and not stop.is_set():
         try:
             run.saved_to = measure.remember(machine, matrices)
+        except NotKept:  # the state path is not a file: store already said so, in one line
+            pass
         except GpudashError as exc:  # what was measured is shown all the same
             run.save_error = str(exc)
         else:

@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     from gpudash.cli.context import Context
     from gpudash.cli.option_values import check_option_values
     from gpudash.cli.output import guarded_stdout
+    from gpudash.fileio import forcing
 
     try:
         check_option_values(args)
@@ -165,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         needs_torch.check(args, ctx.session.config)  # the light install: one line and exit 3, before any work
         if args.command == "tui":  # the dashboard draws on the terminal itself
             return int(args.func(ctx) or EXIT_OK)
-        with guarded_stdout():  # a full disk is one line (gpudash.cli.output), not a traceback
+        # --force reaches every writer of the command (its output, profiles, the state store): gpudash.fileio
+        with guarded_stdout(), forcing(bool(getattr(args, "force", False))):
             return int(args.func(ctx) or EXIT_OK)
     except GpudashError as exc:
         from gpudash.plain_text import one_line

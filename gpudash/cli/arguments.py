@@ -25,6 +25,46 @@ def add_device_option(parser: argparse.ArgumentParser, what: str, *, repeatable:
     )
 
 
+class OutputPath(argparse._StoreAction):
+    """An option naming a file gpudash writes. The marker lets tests find every writer from the parser itself
+    (tests/test_safe_writers.py walks each through links, devices, FIFOs, folders, read-only files and a full
+    disk); `streams` says whether `-`, a terminal or a pipe is accepted (gpudash.fileio.write_output)."""
+
+    streams = True
+
+
+class RewrittenPath(OutputPath):
+    """A file gpudash rewrites for another program to read (a profile, a textfile): only ever a regular file."""
+
+    streams = False
+
+
+class ForceOption(argparse._StoreTrueAction):
+    """`--force`; `state` marks a command that also remembers results under the state folder."""
+
+    state = False
+
+
+class ForceWithState(ForceOption):
+    state = True
+
+
+def add_output_option(parser: argparse.ArgumentParser, *flags: str, rewritten: bool = False, **kwargs) -> None:
+    """An option naming a file to write, marked (see OutputPath); the command adds add_force_option too."""
+    parser.add_argument(*flags, action=RewrittenPath if rewritten else OutputPath, **kwargs)
+
+
+def add_force_option(parser: argparse.ArgumentParser, *, state: bool = False) -> None:
+    """`--force`, once per command that writes a file: replace a read-only one (gpudash.fileio). `state`: the
+    command also remembers its results, where a read-only file is likewise kept unless --force is given."""
+    parser.add_argument(
+        "--force",
+        action=ForceWithState if state else ForceOption,
+        help="replace a file it writes even when that file is read-only (e.g. mode 0444), keeping its mode and "
+        "owner; links, devices, pipes and folders are never replaced",
+    )
+
+
 def add_precisions_option(
     parser: argparse.ArgumentParser, what: str, default: str, *, old_spelling: bool = False
 ) -> None:

@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from gpudash import strict_json
-from gpudash.cli.arguments import add_device_option, add_precisions_option
-from gpudash.errors import UsageError
+from gpudash.cli.arguments import add_device_option, add_force_option, add_output_option, add_precisions_option
+from gpudash.errors import GpudashError, UsageError
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -51,7 +51,14 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the bench JSON contract (docs/ARCHITECTURE.md) instead of a table"
     )
-    p.add_argument("--save", metavar="PATH", help="also write a calibration profile (JSON) of the device to PATH")
+    add_output_option(
+        p,
+        "--save",
+        rewritten=True,
+        metavar="PATH",
+        help="also write a calibration profile (JSON) of the device to PATH (a regular file or a new one)",
+    )
+    add_force_option(p, state=True)
     p.add_argument(
         "--redact",
         action=argparse.BooleanOptionalAction,
@@ -123,7 +130,7 @@ def measure(ctx: Context) -> int:
     if args.save:
         if is_stdout(args.save):  # the profile and the benchmark would run together into one unreadable stream
             raise UsageError(f"--save {args.save}: the profile is a file of its own; name a file, not stdout")
-        check_output(args.save, "--save")
+        check_output(args.save, "--save", streams=False)
     plan = bench.plan(
         ctx.session,
         devices=args.device,
@@ -168,11 +175,16 @@ def measure(ctx: Context) -> int:
         say(f"run kept in {result.history_path}")
     if result.save_error is not None:
         say(f"warning: run not kept: {result.save_error}")
+    shown = strict_json.dumps(result.data) if args.json else render(result.data)
     if args.save:
         redact = args.redact if args.redact is not None else config["snapshot"]["redact"]
-        replaced = profiles.save(result, args.save, redact=redact)
+        try:
+            replaced = profiles.save(result, args.save, redact=redact)
+        except GpudashError as exc:  # a full disk, or the path changed since the check: the run is still shown
+            print(shown)
+            raise type(exc)(f"--save {exc}") from None
         say(f"{'replaced' if replaced else 'wrote'} profile {args.save}")
-    print(strict_json.dumps(result.data) if args.json else render(result.data))
+    print(shown)
     return 0
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpudash import strict_json
-from gpudash.cli.arguments import add_device_option
+from gpudash.cli.arguments import add_device_option, add_force_option
 from gpudash.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         default=None,
         help="time limit per check in seconds (default: each check's own, else 60)",
     )
+    add_force_option(p, state=True)
     p.set_defaults(func=run)
 
 

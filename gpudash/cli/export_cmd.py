@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from gpudash.cli.arguments import add_device_option
+from gpudash.cli.arguments import add_device_option, add_force_option, add_output_option
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -25,13 +25,15 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "(gpudash.apply.load). Default output: gpudash.toml (gpudash.json with --format json) in "
         "the current directory.",
     )
-    p.add_argument(
+    add_output_option(
+        p,
         "-o",
         "--output",
         metavar="PATH",
         default=None,
         help="file to write, '-' for stdout (default: gpudash.toml, or gpudash.json for --format json)",
     )
+    add_force_option(p, state=True)
     p.add_argument("--format", choices=("toml", "json"), default="toml", help="output format (default: toml)")
     add_device_option(p, "the device to export for", repeatable=False, default="the first GPU, else the CPU")
     p.add_argument(

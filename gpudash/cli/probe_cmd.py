@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpudash import strict_json
-from gpudash.cli.arguments import add_device_option, add_precisions_option
+from gpudash.cli.arguments import add_device_option, add_force_option, add_precisions_option
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -39,6 +39,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         default=None,
         help="time limit per precision and device, seconds (default: config probe.timeout_s)",
     )
+    add_force_option(p, state=True)
     p.set_defaults(func=run)
 
 

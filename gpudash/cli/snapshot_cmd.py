@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gpudash.cli.arguments import add_force_option, add_output_option
+
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
@@ -20,7 +22,10 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         description="Record the devices and a few seconds of live samples to a JSON "
         "snapshot that --replay (or GPUDASH_REPLAY) plays back anywhere.",
     )
-    p.add_argument("-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)")
+    add_output_option(
+        p, "-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)"
+    )
+    add_force_option(p)
     p.add_argument("--seconds", type=float, default=None, help="how long to sample (default: config snapshot.seconds)")
     p.add_argument(
         "--interval", type=float, default=None, help="seconds between samples (default: config snapshot.interval)"
