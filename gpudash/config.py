@@ -76,6 +76,16 @@ def _listen(value: str) -> str | None:
     return None if ok else "expected 'HOST:PORT', e.g. '127.0.0.1:9483'"
 
 
+def _xid_list(value: list) -> str | None:
+    """XID numbers: whole numbers from 1 to 1023 (the driver's codes)."""
+    ok = all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1023 for v in value)
+    return None if ok else "expected a list of XID numbers from 1 to 1023"
+
+
+def _path_text(value: str) -> str | None:
+    return None if value.strip() else "expected a path, e.g. '/dev/kmsg'"
+
+
 def _url(value: str) -> str | None:
     return None if value == "" or re.match(r"https?://[^/\s]+", value) else "expected an http(s):// URL or ''"
 
@@ -124,6 +134,23 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "timeout_s": Key(4.0, float, 0.1, 60),
         "concurrency": Key(128, int, 1, 128),
         "history_s": Key(900, int, 60, 86400),
+    },
+    "health": {  # gpudash.health.thresholds; docs/health.md gives each default's source
+        "expect_gpus": Key(0, int, 0, 1024),
+        "xid_window_s": Key(7200, int, 60, 30 * 86400),
+        "xid_critical": Key(
+            [48, 56, 57, 58, 62, 63, 64, 65, 68, 69, 73, 74, 79, 80, 81, 92, 119, 120], list, check=_xid_list
+        ),
+        "ecc_sram_corrected_max": Key(10_000, int, 0, 2**62),
+        "ecc_dram_corrected_max": Key(20_000_000, int, 0, 2**62),
+        "ecc_sram_aggregate_uncorrected_max": Key(4, int, 0, 2**62),
+        "remapped_uncorrected_max": Key(512, int, 0, 2**31),
+        "temperature_margin_c": Key(5.0, float, 0, 50),
+        "amd_ecc_correctable_max": Key(10_000, int, 0, 2**62),
+        "amd_compute_partition": Key("", str, choices=("", "SPX", "DPX", "TPX", "QPX", "CPX")),
+        "amd_memory_partition": Key("", str, choices=("", "NPS1", "NPS2", "NPS4", "NPS8")),
+        "edac_corrected_max": Key(0, int, 0, 2**62),
+        "kernel_log": Key("/dev/kmsg", str, check=_path_text),
     },
     "model": {
         "factory": Key("", str, check=_factory),

@@ -341,9 +341,118 @@ def make_fake_pynvml(
         versioned = getattr(nv, f"{name}_v3")
         # The current binding's unversioned call: _v3, FunctionNotFound turned into NVMLLibraryMismatchError.
         api(name)(real_pynvml.throwOnVersionMismatch(lambda h, call=versioned: call(h)))
+    _health_api(api, devices)
     for func_name, fault in (faults or {}).items():
         setattr(nv, func_name, _faulty(getattr(nv, func_name), fault))
     return nv
+
+
+# A healthy H100's health counters, as the fake NVML answers them unless a device's "health" says otherwise.
+# Retired pages answer NotSupported, as on parts that use row remapping instead; NVLink NotSupported (a PCIe board).
+HEALTHY_NVML = {
+    "ecc": {},  # every counter 0
+    "retired_pages": "NotSupported",
+    "remapped_rows": {"corrected": 0, "uncorrected": 0, "pending": False, "failed": False},
+    "recovery_action": 0,
+    "clock_event_reasons": 0x1,  # idle
+    "pcie": {"gen": 5, "max_gen": 5, "width": 16, "max_width": 16},
+    "nvlink": "NotSupported",
+    "power_limit_w": {"current": 700, "default": 700},
+    "slowdown_c": 90,
+    "energy_mj": 123_456_789,
+    "xids": [],  # XID events the driver will report, each once
+}
+
+
+class _EventSet:
+    """An event set (not a SimpleNamespace: the fake's `api` takes those for device handles)."""
+
+    def __init__(self):
+        self.registered: set[int] = set()
+
+
+def _health_api(api, devices):
+    """The NVML calls gpudash.devices.nvml_health makes, over each device's "health" dict (HEALTHY_NVML's keys;
+    an NVML word such as "NotSupported" in place of a value makes the call raise that error)."""
+    health = [{**HEALTHY_NVML, **(d.get("health") or {})} for d in devices]
+    queued = [list(h["xids"]) for h in health]
+
+    def value(h, name):
+        found = health[h.index][name]
+        if isinstance(found, str) and nvml_error(found) is not None:
+            raise nvml_error(found)
+        return found
+
+    def ecc(h, error_type, counter, location):
+        counts = value(h, "ecc")
+        span = "volatile" if counter == real_pynvml.NVML_VOLATILE_ECC else "aggregate"
+        place = {real_pynvml.NVML_MEMORY_LOCATION_SRAM: "sram", real_pynvml.NVML_MEMORY_LOCATION_DRAM: "dram"}[location]
+        kind = "uncorrected" if error_type == real_pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED else "corrected"
+        return counts.get(f"{span}_{place}_{kind}", 0)
+
+    api("nvmlDeviceGetMemoryErrorCounter")(ecc)
+    api("nvmlDeviceGetRetiredPages")(
+        lambda h, cause: list(range(value(h, "retired_pages")["sbe" if cause == 0 else "dbe"]))
+    )
+    api("nvmlDeviceGetRetiredPagesPendingStatus")(lambda h: int(value(h, "retired_pages")["pending"]))
+
+    @api("nvmlDeviceGetRemappedRows")
+    def _rows(h):
+        rows = value(h, "remapped_rows")
+        return (rows["corrected"], rows["uncorrected"], int(rows["pending"]), int(rows["failed"]))
+
+    @api("nvmlDeviceGetFieldValues")
+    def _fields(h, ids):
+        found = health[h.index]["recovery_action"]
+        error = nvml_error(found) if isinstance(found, str) else None
+        return [
+            types.SimpleNamespace(
+                fieldId=i,
+                nvmlReturn=error.value if error else 0,
+                value=types.SimpleNamespace(uiVal=0 if error else found),
+            )
+            for i in ids
+        ]
+
+    api("nvmlDeviceGetCurrentClocksEventReasons")(lambda h: value(h, "clock_event_reasons"))
+    api("nvmlDeviceGetCurrPcieLinkGeneration")(lambda h: value(h, "pcie")["gen"])
+    api("nvmlDeviceGetMaxPcieLinkGeneration")(lambda h: value(h, "pcie")["max_gen"])
+    api("nvmlDeviceGetCurrPcieLinkWidth")(lambda h: value(h, "pcie")["width"])
+    api("nvmlDeviceGetMaxPcieLinkWidth")(lambda h: value(h, "pcie")["max_width"])
+
+    def link(h, number):
+        links = value(h, "nvlink")
+        if number >= len(links):
+            raise real_pynvml.NVMLError_NotSupported()
+        return links[number]
+
+    api("nvmlDeviceGetNvLinkState")(lambda h, number: int(link(h, number).get("active", True)))
+    names = {
+        real_pynvml.NVML_NVLINK_ERROR_DL_REPLAY: "replay",
+        real_pynvml.NVML_NVLINK_ERROR_DL_RECOVERY: "recovery",
+        real_pynvml.NVML_NVLINK_ERROR_DL_CRC_FLIT: "crc_flit",
+        real_pynvml.NVML_NVLINK_ERROR_DL_CRC_DATA: "crc_data",
+    }
+    api("nvmlDeviceGetNvLinkErrorCounter")(lambda h, number, counter: link(h, number).get(names[counter], 0))
+    api("nvmlDeviceGetPowerManagementLimit")(lambda h: int(value(h, "power_limit_w")["current"] * 1000))
+    api("nvmlDeviceGetPowerManagementDefaultLimit")(lambda h: int(value(h, "power_limit_w")["default"] * 1000))
+    api("nvmlDeviceGetTemperatureThreshold")(lambda h, kind: value(h, "slowdown_c"))
+    api("nvmlDeviceGetTotalEnergyConsumption")(lambda h: value(h, "energy_mj"))
+    api("nvmlEventSetCreate")(_EventSet)
+
+    @api("nvmlDeviceRegisterEvents")
+    def _register(h, kinds, event_set):
+        event_set.registered.add(h.index)
+
+    @api("nvmlEventSetWait")
+    def _wait(event_set, timeout_ms):
+        for index in sorted(event_set.registered):
+            if queued[index]:
+                xid = queued[index].pop(0)
+                return types.SimpleNamespace(device=types.SimpleNamespace(index=index), eventType=0x8, eventData=xid)
+        raise real_pynvml.NVMLError_Timeout()
+
+    api("nvmlEventSetFree")(lambda event_set: None)
 
 
 def _faulty(call, fault: str):
@@ -527,4 +636,57 @@ def make_fake_amdsmi(
                     return process_info(h, proc)
             raise AmdSmiLibraryException(31, "AMDSMI_STATUS_NOT_FOUND")
 
+    _amd_health_api(api, smi, devices)
     return smi
+
+
+# A healthy MI300X's health counters, as the fake amdsmi answers them unless a device's "health" says otherwise;
+# "NOT_SUPPORTED" in place of a value makes the call raise AMDSMI_STATUS_NOT_SUPPORTED.
+HEALTHY_AMDSMI = {
+    "ecc_blocks": {"UMC": (0, 0), "GFX": (0, 0), "SDMA": (0, 0)},  # block -> (correctable, uncorrectable)
+    "bad_pages": 0,
+    "violations": {"active_ppt_pwr": False, "active_socket_thrm": False, "active_hbm_thrm": False, "acc_ppt_pwr": 5},
+    "pcie": {"width": 16, "max_width": 16, "speed": 32000, "max_speed": 32000},
+    "xgmi": ["U"] * 7,
+    "partition": ("SPX", "NPS1"),
+    "energy": 1_000_000,  # accumulator steps of 15.3 uJ
+}
+
+
+def _amd_health_api(api, smi, devices):
+    health = [{**HEALTHY_AMDSMI, **(d.get("health") or {})} for d in devices]
+    smi.AmdSmiGpuBlock = types.SimpleNamespace(
+        **{name: name for name in ("UMC", "SDMA", "GFX", "MMHUB", "PCIE_BIF", "HDP", "XGMI_WAFL")}
+    )
+
+    def value(h, name):
+        found = health[h.index][name]
+        if found == "NOT_SUPPORTED":
+            raise AmdSmiLibraryException(2)
+        return found
+
+    @api("amdsmi_get_gpu_ecc_count")
+    def _ecc(h, block):
+        counts = value(h, "ecc_blocks")
+        if block not in counts:
+            raise AmdSmiLibraryException(2)
+        corrected, uncorrected = counts[block]
+        return {"correctable_count": corrected, "uncorrectable_count": uncorrected, "deferred_count": 0}
+
+    api("amdsmi_get_gpu_bad_page_info")(lambda h: [{"page_address": i} for i in range(value(h, "bad_pages"))])
+    api("amdsmi_get_violation_status")(lambda h: dict(value(h, "violations")))
+
+    @api("amdsmi_get_pcie_info")
+    def _pcie(h):
+        link = value(h, "pcie")
+        return {
+            "pcie_static": {"max_pcie_width": link["max_width"], "max_pcie_speed": link["max_speed"]},
+            "pcie_metric": {"pcie_width": link["width"], "pcie_speed": link["speed"], "pcie_replay_count": 0},
+        }
+
+    api("amdsmi_get_gpu_xgmi_link_status")(lambda h: {"status": list(value(h, "xgmi")), "total_links": 7})
+    api("amdsmi_get_gpu_compute_partition")(lambda h: value(h, "partition")[0])
+    api("amdsmi_get_gpu_memory_partition")(lambda h: value(h, "partition")[1])
+    api("amdsmi_get_energy_count")(
+        lambda h: {"energy_accumulator": value(h, "energy"), "counter_resolution": 15.3, "timestamp": 1}
+    )

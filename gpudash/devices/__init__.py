@@ -86,6 +86,7 @@ def _live(include_torch: bool) -> Machine:
     backends = _open_vendor_backends(notes)
     vendor_devices: list[DeviceInfo] = []
     samplers: dict[str, Callable[[], Sample]] = {}
+    health_readers: dict[str, Callable[[], dict]] = {}
     runtime = Runtime()
     for backend in backends:
         try:
@@ -103,6 +104,8 @@ def _live(include_torch: bool) -> Machine:
             runtime.unavailable.setdefault(name, why)
         for dev in found:
             samplers[dev.key] = partial(backend.sample, dev.index)
+            if hasattr(backend, "health"):
+                health_readers[dev.key] = partial(backend.health, dev.index)
             if dev.status == LOST:  # the text outputs print notes: the reason is seen, not only in JSON
                 notes.append(f"{dev.key} is lost: {lost_reason(dev.unavailable.get('device', 'unreachable'))}")
         vendor_devices.extend(found)
@@ -114,6 +117,7 @@ def _live(include_torch: bool) -> Machine:
         runtime=runtime,
         devices=vendor_devices,
         samplers=samplers,
+        health_readers=health_readers,
         notes=notes,
         closers=[b.close for b in backends],
     )

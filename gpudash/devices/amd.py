@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gpudash.devices.amd_health import read_counters
 from gpudash.devices.amd_processes import AmdProcesses
 from gpudash.devices.fields import error_reason, read_field
 from gpudash.models import DeviceInfo, Sample
@@ -174,6 +175,10 @@ class AmdSmiBackend:
             missing.setdefault("fan_speed_pct", "N/A")
             return None
         return round(100.0 * speed / top, 1)
+
+    def health(self, index: int) -> dict:
+        """The GPU's health counters (gpudash.devices.amd_health)."""
+        return read_counters(self.smi, self._handles[index])
 
     def close(self) -> None:
         try:

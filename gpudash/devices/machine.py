@@ -26,6 +26,8 @@ class Machine:
     runtime: Runtime
     devices: list[DeviceInfo]
     samplers: dict[str, Callable[[], Sample]] = field(default_factory=dict)  # device.key -> read one sample
+    # device.key -> read its health counters ({"counters", "unavailable"}; gpudash.devices.nvml_health)
+    health_readers: dict[str, Callable[[], dict]] = field(default_factory=dict)
     replayed: bool = False
     replay_path: str | None = None
     origin: str | None = None  # a snapshot's note on where its data came from

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpudash.devices.fields import error_reason, is_lost, lost_reason, read_field, text
+from gpudash.devices.nvml_health import XidWatch, read_counters
 from gpudash.devices.nvml_mig import mig_state
 from gpudash.devices.nvml_processes import NvmlProcesses
 from gpudash.models import LOST, DeviceInfo, Sample
@@ -62,6 +63,7 @@ class NvmlBackend:
         self._memory_v2: bool | None = None  # None until a v2 memory query has answered or failed
         self._settings: dict[int, tuple[float, dict, dict[str, str]]] = {}
         self.processes = NvmlProcesses(self.nvml)
+        self._xids: XidWatch | None = None  # XID events, watched from the first health reading on
         self.unavailable: dict[str, str] = {}  # "driver" / "cuda_driver" -> reason
         self.driver_version = text(read_field(self.unavailable, "driver", self.nvml.nvmlSystemGetDriverVersion))
         raw = read_field(self.unavailable, "cuda_driver", self.nvml.nvmlSystemGetCudaDriverVersion)
@@ -236,7 +238,19 @@ class NvmlBackend:
         self._settings[index] = (now, values, missing)
         return dict(values)
 
+    def health(self, index: int) -> dict:
+        """The GPU's health counters (gpudash.devices.nvml_health); a lost GPU says so and nothing else."""
+        handle = self._handles[index] if index < len(self._handles) else None
+        if handle is None:
+            return {"counters": {}, "unavailable": {"device": self._lost.get(index, "no handle for this GPU")}}
+        if self._xids is None:
+            self._xids = XidWatch(self.nvml)
+            self._xids.register(self._handles)
+        return read_counters(self.nvml, handle, index, self._xids)
+
     def close(self) -> None:
+        if self._xids is not None:
+            self._xids.close()
         try:
             self.nvml.nvmlShutdown()
         except Exception:

@@ -14,6 +14,7 @@ from gpudash.models import COMPUTE, COMPUTE_AND_GRAPHICS, GRAPHICS, LOST, OK, VE
 OPEN_LIMIT_S = 30.0  # loading the library and nvmlInit: seconds on a cold driver without persistence mode
 DEVICES_LIMIT_S = 30.0  # describing every device once
 SAMPLE_LIMIT_S = 2.0  # one device's reading: normally milliseconds
+HEALTH_LIMIT_S = 5.0  # one device's health counters: some 60 NVML calls, normally milliseconds
 RESTART_DELAY_S = 5.0  # after a failure, the driver is left alone this long before a new child tries
 MAX_FAILURES = 3  # then the vendor's devices stay n/a
 _CHOICES: dict[str, tuple[Any, ...]] = {
@@ -90,6 +91,30 @@ class ContainedBackend:
             except (FieldProblem, TypeError) as exc:
                 return _not_read(f"the driver's answer was not understood: {exc}")
 
+    def health(self, index: int) -> dict[str, Any]:
+        """Device `index`'s health counters ({"counters", "unavailable"}); a hang or crash in the driver is
+        {"unavailable": {"all": why}}, which the health checks report as UNKNOWN."""
+        with self._lock:
+            child = self._usable_child()
+            if child is None:
+                return _no_counters(self._why_not())
+            try:
+                raw = child.request({"op": "health", "index": index}, HEALTH_LIMIT_S)
+            except DriverFailed as exc:
+                self._failed(str(exc))
+                return _no_counters(str(exc))
+            except DriverError as exc:
+                return _no_counters(f"reading the health counters failed: {exc}")
+            if not isinstance(raw, dict) or not isinstance(raw.get("counters"), dict):
+                return _no_counters("the driver's answer was not understood")
+            unavailable = raw.get("unavailable")
+            return {
+                "counters": raw["counters"],
+                "unavailable": {str(k): str(v) for k, v in unavailable.items()}
+                if isinstance(unavailable, dict)
+                else {},
+            }
+
     def _usable_child(self) -> DriverProcess | None:
         """The child, or a new one once RESTART_DELAY_S has passed since a failure (up to MAX_FAILURES)."""
         if self._child is not None and self._child.failure is None:
@@ -128,6 +153,10 @@ class ContainedBackend:
         child, self._child = getattr(self, "_child", None), None
         if child is not None:
             child.close()
+
+
+def _no_counters(reason: str) -> dict[str, Any]:
+    return {"counters": {}, "unavailable": {"all": reason}}
 
 
 def _not_read(reason: str) -> Sample:

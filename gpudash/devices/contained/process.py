@@ -1,7 +1,7 @@
 """One forked child running one vendor adapter, and the JSON-lines channel to it (both ends).
 
 Parent -> child, one JSON object a line: {"op": "open"}, {"op": "devices"}, {"op": "sample", "index": N},
-{"op": "close"}. Child -> parent, one a line: {"ok": value} or {"error": "reason"} (the adapter raised: the
+{"op": "health", "index": N} (the health counters), {"op": "close"}. Child -> parent, one a line: {"ok": value} or {"error": "reason"} (the adapter raised: the
 child goes on). Nothing but the channel reaches the parent: the child's standard streams are /dev/null, so a
 library printing on import cannot corrupt gpudash's piped output.
 """
@@ -239,6 +239,8 @@ def _serve(opener: Opener, requests: int, replies: int, note: CallNote) -> None:
                     value = [to_dict(d) for d in adapter.devices()]
                 elif op == "sample":
                     value = to_dict(adapter.sample(int(request["index"])))
+                elif op == "health":
+                    value = adapter.health(int(request["index"]))
                 else:
                     raise RuntimeError(f"unknown request {op!r}")
                 reply: dict[str, Any] = {"ok": value}
