@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         f"(exported {settings.gradient_accumulation_steps}), workers {loader_kwargs['num_workers']}, "
         f"pin_memory {loader_kwargs['pin_memory']}, env set {sorted(env) or 'none'}"
     )
-    print(f"  training on {device}, GradScaler {'on' if scaler is not None else 'off'}")
+    print(f"  training on {device}, GradScaler {'on' if scaler.is_enabled() else 'off'}")
 
     torch.manual_seed(0)
     features, outputs = 32, 8
@@ -100,15 +100,12 @@ def main(argv: list[str] | None = None) -> int:
         xb, yb = xb.to(device, non_blocking=True), yb.to(device, non_blocking=True)
         with settings.autocast(device.type):
             loss = nn.functional.mse_loss(model(xb).float(), yb) / accumulation
-        (scaler.scale(loss) if scaler is not None else loss).backward()
+        scaler.scale(loss).backward()  # a disabled scaler (bf16, fp32) returns the loss as it is
         micro += 1
         if micro % accumulation:
             continue
-        if scaler is not None:
-            scaler.step(optimizer)
-            scaler.update()
-        else:
-            optimizer.step()
+        scaler.step(optimizer)  # disabled: optimizer.step()
+        scaler.update()
         optimizer.zero_grad(set_to_none=True)
         losses.append(loss.item() * accumulation)
         step += 1

@@ -4,7 +4,7 @@
     s = load("gpudash.toml")           # TOML or JSON, as written by `gpudash export`
     s.apply_env()                      # before CUDA initialises: allocator and ROCm variables
     s.apply_torch_backends()           # TF32 / float32 matmul precision
-    scaler = s.grad_scaler()           # a torch.amp.GradScaler for float16, else None
+    scaler = s.grad_scaler()           # a torch.amp.GradScaler, enabled only for float16
     with s.autocast():                 # bf16/fp16 autocast, or a no-op for fp32
         loss = model(batch)
     Trainer(**s.lightning_kwargs())    # precision="bf16-mixed", accumulate_grad_batches=...
@@ -216,12 +216,12 @@ class ExportedSettings:
         return torch.autocast(device_type or self.device_type, dtype=self.torch_dtype())
 
     def grad_scaler(self, device: str | None = None):
-        """A torch.amp.GradScaler when loss scaling is dynamic (float16), else None."""
-        if self.loss_scaling != "dynamic":
-            return None
+        """A torch.amp.GradScaler, enabled only when loss scaling is dynamic (float16). Disabled, as
+        `GradScaler(enabled=False)`, its scale() returns the loss and step() just steps the optimizer, so one
+        training loop serves every dtype; gpudash.amp.AmpConfig.grad_scaler() answers the same way."""
         import torch
 
-        return torch.amp.GradScaler(device or self.device_type)
+        return torch.amp.GradScaler(device or self.device_type, enabled=self.loss_scaling == "dynamic")
 
     def apply_torch_backends(self) -> dict[str, Any]:
         """Set TF32 and the float32 matmul precision as exported; returns what it set."""

@@ -47,7 +47,7 @@ def test_bf16_export_to_framework_kwargs(tmp_path, fmt):
         "dataloader_persistent_workers": True,
     }
     assert s.dataloader_kwargs() == {"num_workers": 7, "pin_memory": True, "batch_size": 52, "persistent_workers": True}
-    assert s.grad_scaler() is None
+    assert not s.grad_scaler().is_enabled()  # a disabled scaler, as gpudash.amp gives: never None
     assert s.torch_dtype() is torch.bfloat16 and s.torch_index == 0
 
 
@@ -96,13 +96,35 @@ def test_fp16_export_gives_a_grad_scaler(tmp_path):
     assert s.batch_size is None and "per_device_train_batch_size" not in s.hf_training_args_kwargs()
 
 
+@pytest.mark.parametrize("device", [A100, DeviceInfo(vendor="cpu", index=0, name="cpu", cpu_features=["avx2"])])
+def test_the_readme_training_step_runs_for_every_dtype(tmp_path, device):
+    """Issue 22: grad_scaler() was None for bf16 and fp32, so the README's `scaler.scale(loss)` crashed there;
+    it is now a disabled GradScaler, as gpudash.amp's AmpConfig.grad_scaler() and torch's enabled=False give."""
+    from gpudash.amp import AmpConfig
+
+    s = load(exported(tmp_path, device, host_logical_cores=2))
+    assert s.loss_scaling == "none"
+    scaler = s.grad_scaler("cpu")
+    amp = AmpConfig(dtype=s.dtype, device="cpu", loss_scaling=s.loss_scaling)
+    assert isinstance(scaler, torch.amp.GradScaler) and scaler.is_enabled() is amp.grad_scaler().is_enabled() is False
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    before = model.weight.detach().clone()
+    loss = model(torch.ones(2, 4)).pow(2).mean()
+    assert scaler.scale(loss) is loss  # passes the loss through
+    scaler.scale(loss).backward()
+    scaler.step(optimizer)
+    scaler.update()
+    assert not torch.equal(model.weight, before)  # the optimizer stepped
+
+
 def test_cpu_fp32_export(tmp_path):
     cpu = DeviceInfo(vendor="cpu", index=0, name="cpu", cpu_features=["avx2"], memory_total_bytes=8 << 30)
     s = load(exported(tmp_path, cpu, host_logical_cores=2))
     assert s.device_type == "cpu" and s.dtype == "float32"
     with s.autocast():
         out = torch.nn.Linear(4, 4)(torch.randn(1, 4))
-    assert out.dtype is torch.float32 and s.grad_scaler() is None
+    assert out.dtype is torch.float32 and not s.grad_scaler().is_enabled()
     assert s.hf_training_args_kwargs()["use_cpu"] is True
     assert s.accelerate_kwargs()["mixed_precision"] == "no"
 
