@@ -7,6 +7,7 @@ from typing import Any
 from gpudash.devices import Machine
 from gpudash.devices.fields import lost_reason
 from gpudash.knowledge import arch_for
+from gpudash.knowledge.mamf import mamf_json
 from gpudash.models import LOST, OK, DeviceInfo, Sample, json_safe, to_dict
 from gpudash.precisions import PRECISIONS
 
@@ -63,6 +64,7 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
         "torch_index": device.torch_index,
         "sources": device.sources,
         "notes": list(arch.notes) if known else [f"GPU lost: {status_reason}"],
+        "mamf": mamf_json(device) if known else {},
         "unavailable": device.unavailable,
     }
     features = device.extra.get("gfx_features")

@@ -15,6 +15,7 @@ The modules:
   devices.py         gpudash_device_info, memory total, spec peaks
   precisions.py      spec-native and verified per precision, probe time
   bench.py           benchmark FLOP/s, efficiency and bandwidth per precision, bench time
+  mamf.py            the published MAMF of the part, the benchmark over it
   checks.py          check results by status, check time
   recommendation.py  the recommended AMP dtype, batch and accumulation
   telemetry.py       live utilisation, memory, temperature, power, clocks

@@ -15,12 +15,12 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
-from gpudash.exporter import bench, build, checks, devices, labels, precisions, recommendation, telemetry
+from gpudash.exporter import bench, build, checks, devices, labels, mamf, precisions, recommendation, telemetry
 from gpudash.exporter.family import Family
 from gpudash.exporter.remembered import RememberedResults, Results
 from gpudash.exporter.scrape import Scrape
 
-BATCH_MODULES = (build, devices, precisions, bench, checks)
+BATCH_MODULES = (build, devices, precisions, bench, mamf, checks)
 
 
 class GpudashCollector:

@@ -16,6 +16,7 @@ from gpudash.recommend.dataloader import dataloader_settings
 from gpudash.recommend.env import env_notes, env_settings, routing_settings
 from gpudash.recommend.facts import BatchTrial, Facts, ModelMemory, facts_for
 from gpudash.recommend.fp8 import fp8_settings
+from gpudash.recommend.mamf_reason import add_mamf
 from gpudash.recommend.settings import EXPORT_VERSION, Setting, Settings
 
 
@@ -74,6 +75,7 @@ def recommend(facts: Facts) -> Settings:
     settings.notes.extend(
         f"{what}: remembered measurements used (newest {when})" for what, when in facts.remembered.items()
     )
+    add_mamf(facts, settings)
     return settings
 
 

@@ -25,6 +25,7 @@ HEADER = [
     "latency ms (p10-p90)",
     "efficiency",
     "peak (provenance)",
+    "% of MAMF",
     "vs fp32",
 ]
 PLUGIN_HEADER = ["plugin benchmark", "precision", "op", "shape", "GFLOPS", "efficiency", "note"]
@@ -56,6 +57,32 @@ def _peak(dev: dict[str, Any], precision: str) -> str:
     return f"{value:,.0f} {prov}".strip()
 
 
+def _mamf(dev: dict[str, Any], precision: str, measured: bool) -> str:
+    """'82% of 794,500' (this run over the best measured on the part), 'MAMF 794,500' where nothing measured."""
+    ref = (dev.get("mamf") or {}).get(precision)
+    if not ref:
+        return DASH
+    gflops = f"{ref['tflops'] * 1000:,.0f}"
+    if measured and ref.get("of_mamf") is not None:
+        return f"{ref['of_mamf']:.0%} of {gflops}"
+    return f"MAMF {gflops}"
+
+
+def mamf_lines(dev: dict[str, Any]) -> list[str]:
+    """Where the MAMF figures come from: one line per part measured, each figure with its conditions."""
+    by_part: dict[tuple[str, str], list[str]] = {}
+    for p, ref in (dev.get("mamf") or {}).items():
+        setup = ref["conditions"].split("; ", 1)[-1]  # after the method, which the line says once
+        by_part.setdefault((ref["accelerator"], ref["source"]), []).append(f"{p} {ref['tflops']:,.1f} TFLOPS ({setup})")
+    return [
+        f"MAMF (best measured matmul, published, on {part}): {', '.join(figures)}; {MAMF_METHOD}; {source}"
+        for (part, source), figures in by_part.items()
+    ]
+
+
+MAMF_METHOD = "mean at the best shape of ml-engineering's mamf-finder sweep"
+
+
 def precision_rows(dev: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
     """The rows of the precision table (HEADER) and the reasons to print below it."""
     rows, reasons = [], []
@@ -65,7 +92,7 @@ def precision_rows(dev: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
     for p, entry in dev["precisions"].items():
         details = entry.get("details") or {}
         if not entry.get("supported") or entry.get("measured_gflops") is None:
-            rows.append([p, DASH, DASH, DASH, DASH, DASH, _peak(dev, p), DASH])
+            rows.append([p, DASH, DASH, DASH, DASH, DASH, _peak(dev, p), _mamf(dev, p, False), DASH])
             if entry.get("failure_reason"):
                 reasons.append(f"{dev['key']} {p}: {entry['failure_reason']}")
             continue
@@ -84,6 +111,7 @@ def precision_rows(dev: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
                 latency,
                 DASH if entry.get("efficiency") is None else f"{entry['efficiency']:.0%}",
                 _peak(dev, p),
+                _mamf(dev, p, True),
                 ratio(entry.get("speedup_vs_fp32")),
             ]
         )
@@ -164,7 +192,7 @@ def render(data: dict[str, Any]) -> str:
         lines += ["", f"[{dev['key']}] {dev['name']} · {when}{took}{torch_v}"]
         rows, reasons = precision_rows(dev)
         lines += [fmt.table(rows, HEADER), bandwidth_line(dev)]
-        lines += reasons + [f"note: {n}" for n in dev.get("notes") or []]
+        lines += reasons + mamf_lines(dev) + [f"note: {n}" for n in dev.get("notes") or []]
         lines += plugin_lines(dev)
     return "\n".join(lines)
 

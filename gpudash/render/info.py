@@ -72,6 +72,7 @@ def render(
     if processes:
         lines += process_lines(devices, style, compact=narrow)
     lines += reason_lines(devices, style)
+    lines += mamf_lines(devices, style)
     lines += [f"{style('note:', YELLOW)} {one_line(note)}" for note in data.get("notes") or []]
     if width is not None:
         lines = [_cut(line, width) for line in lines]
@@ -388,6 +389,26 @@ def reason_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:
         for (label, reason), devs in groups.items()
     ]
     return lines + _process_reason_lines(devices, style)
+
+
+def mamf_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:
+    """One line per part with published MAMF figures (the best matmul measured on it, not here), its devices."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for dev in devices:
+        refs = dev.get("mamf") or {}
+        if refs:
+            # each figure with its setup: the conditions after the method (torch, TunableOp on AMD, power)
+            figures = [
+                f"{p} {ref['tflops']:,.1f} TFLOPS ({ref['conditions'].split('; ', 1)[-1]})" for p, ref in refs.items()
+            ]
+            accelerator = next(iter(refs.values()))["accelerator"]
+            source = next(iter(refs.values()))["source"]
+            groups.setdefault((accelerator, source, *figures), []).append(dev)
+    return [
+        f"{style('MAMF', DIM)} on {key_ranges(devs)}: best measured matmul published for {accelerator}: "
+        f"{', '.join(figures)}; {source}"
+        for (accelerator, source, *figures), devs in groups.items()
+    ]
 
 
 def _process_reason_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:

@@ -4,6 +4,7 @@ from, and the check that throws out the tables' estimates a measurement has prov
 from __future__ import annotations
 
 from gpudash.knowledge import peaks_for
+from gpudash.knowledge.mamf import mamf_json, of_mamf
 from gpudash.measure.schema import PrecisionTestResult
 from gpudash.models import DeviceInfo
 
@@ -73,3 +74,14 @@ def check_estimated_peaks(
         f"measured {p} {got:.1f} GFLOPS exceeds the estimated peak {peak:.1f} (from the clock the OS reports, "
         "often the base clock in a VM): the estimates are too low, so efficiency is not shown for them"
     ]
+
+
+def mamf_references(device: DeviceInfo, precisions: dict[str, dict]) -> dict[str, dict]:
+    """precision -> the published MAMF of the device's part (knowledge.mamf), with this run's best measured figure
+    over it ("of_mamf"; null where the precision did not measure). {} for a part with no published figure."""
+    out = {}
+    for precision, ref in mamf_json(device).items():
+        result = precisions.get(precision) or {}
+        measured = result.get("measured_gflops") if result.get("supported") else None
+        out[precision] = {**ref, "of_mamf": of_mamf(measured, ref)}
+    return out

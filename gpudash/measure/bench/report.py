@@ -95,11 +95,22 @@ class BenchReport:
 
 def bench_json(machine, reports: dict[str, BenchReport], mode: str, preset: str | None = None) -> dict[str, Any]:
     """The `gpudash bench --json` document (bench.schema.json); also what the history store keeps per run."""
+    devices = {d.key: d for d in machine.devices}
     return {
         "version": 1,
         "replayed": machine.replayed,
         "source": machine.label,
         "mode": mode,
         "preset": preset,
-        "devices": [r.to_json() for r in reports.values()],
+        "devices": [_with_mamf(r.to_json(), devices.get(r.device)) for r in reports.values()],
     }
+
+
+def _with_mamf(entry: dict[str, Any], device: Any) -> dict[str, Any]:
+    """The device entry with its "mamf" references (the best measured on its part, published), when it has any."""
+    from gpudash.measure.bench.peaks import mamf_references
+
+    refs = mamf_references(device, entry["precisions"]) if device is not None else {}
+    if refs:
+        entry["mamf"] = refs
+    return entry

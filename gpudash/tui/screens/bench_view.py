@@ -28,7 +28,7 @@ from textual.widgets import Button, DataTable, ProgressBar, Select, Static
 from textual_plotext import PlotextPlot
 
 from gpudash.render import axes
-from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, plugin_rows, precision_rows
+from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, mamf_lines, plugin_rows, precision_rows
 from gpudash.render.groups import DeviceGroup, group_devices
 from gpudash.tui.widgets.plain_table import PlainTable
 
@@ -243,7 +243,7 @@ class BenchView(Vertical):
             )
         if dev is not None:
             notes.append(bandwidth_line(dev))
-            notes += precision_rows(dev)[1] + [f"note: {n}" for n in dev.get("notes") or []]
+            notes += precision_rows(dev)[1] + mamf_lines(dev) + [f"note: {n}" for n in dev.get("notes") or []]
             notes += [f"plugin benchmark {line}" for line in not_measured]
         self.query_one("#bench-notes", Static).update("\n".join(notes) or "select an earlier run (enter) to compare")
 
