@@ -70,6 +70,9 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "NVIDIA GeForce RTX 3080", "8.6", "Ampere", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 3060", "8.6", "Ampere", "partial"),  # no bandwidth: 12 GB and 8 GB cards
     (SMI, "nvidia", "NVIDIA GeForce RTX 3060 Laptop GPU", "8.6", "Ampere", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 3080 Ti Laptop GPU", "8.6", "Ampere", "none"),  # not the desktop 3080 Ti
+    # older drivers' laptop spelling (GitHub text, search-index id 55164416669): never the desktop card
+    (SMI, "nvidia", "NVIDIA GeForce RTX 2070 with Max-Q Design", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 2080 Ti", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1660 SUPER", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1650", "7.5", "Turing", "none"),
@@ -110,5 +113,11 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (ROCMSMI, "amd", "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]", "gfx1010", "RDNA1", "ambiguous"),
     (TORCH, "amd", "AMD Radeon RX 5600 XT", "gfx1010", "RDNA1", "spec"),
     (AMDSMI, "amd", "Radeon 8060S Graphics", "gfx1151", "RDNA3.5", "spec"),
+    # the same APU as rocminfo's Marketing Name and a torch probe print it (issue 22; GitHub text, search-index
+    # ids 56855360367, 67205002707): the (TM) mark is no part of the product's name
+    (ROCMINFO, "amd", "AMD Radeon(TM) 8060S Graphics", "gfx1151", "RDNA3.5", "spec"),
+    (TORCH, "amd", "AMD Radeon(TM) 8060S Graphics", "gfx1151", "RDNA3.5", "spec"),
+    # detected names with the mark before the series (GitHub text, search-index id 71274590132)
+    (ROCMINFO, "amd", "AMD Radeon(TM) RX 7900 XTX", "gfx1100", "RDNA3", "spec"),
     (ROCMINFO, "amd", "AMD Radeon Graphics", "gfx1151", "RDNA3.5", "none"),
 ]

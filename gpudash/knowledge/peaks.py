@@ -75,9 +75,20 @@ def _ordered(peaks: dict[str, Peak]) -> dict[str, Peak]:
     return {p: peaks[p] for p in PRECISIONS if p in peaks}
 
 
+# The marks and words the vendors' tools print around a product name, which name no product: rocminfo's
+# "AMD Radeon(TM) 8060S Graphics", amdsmi's "AMD Radeon™ 8060S", torch's "Radeon 8060S Graphics", nvidia-smi's
+# "NVIDIA GeForce RTX 4070 Laptop GPU", "Quadro RTX 5000 with Max-Q Design". The laptop words stay (a laptop part is
+# another product than the desktop card of the same number: MOBILE_WORDS), spelled one way: "laptop", "max q".
+_MARKS = re.compile(r"\((?:tm|r|c)\)|[\u2122\u00ae\u00a9]", re.IGNORECASE)
+_NOISE = re.compile(r"\b(?:amd|ati|nvidia|corporation|graphics|gpu|with|design)\b")
+
+
 def normalise_name(name: object) -> str:
-    """Lower case, punctuation as spaces, '/' kept (it separates the products of a multi-product name)."""
-    text = re.sub(r"[^a-z0-9/]+", " ", str(name or "").lower())
+    """Lower case, trademark marks and vendor words dropped, punctuation as spaces, '/' kept (it separates the
+    products of a multi-product name)."""
+    text = _MARKS.sub(" ", str(name or "")).lower()
+    text = re.sub(r"[^a-z0-9/]+", " ", text)
+    text = _NOISE.sub(" ", text)
     text = re.sub(r" ?/ ?", "/", text)
     return re.sub(r" +", " ", text).strip()
 
