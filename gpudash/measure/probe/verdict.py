@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpudash.knowledge import ABSENT
 from gpudash.measure import runner
 from gpudash.measure.schema import FAILED, NOT_RUN, SLOW_REFERENCE, VERIFIED, PrecisionTestResult
 from gpudash.models import json_safe
@@ -38,6 +39,8 @@ def _headline(checks: list[dict]) -> dict:
 def slow_reference_note(precision: str, matmul: dict) -> str | None:
     """The slow-reference finding for a correct matmul, or None when the rate is fine or unknown."""
     ratio = matmul.get("rate_vs_fp32")
+    if matmul.get("rate_unreliable"):
+        return None  # a rate taken while the core was taken away says nothing about the path
     if precision in RATE_EXEMPT or not isinstance(ratio, (int, float)) or ratio >= SLOW_REFERENCE_FRACTION:
         return None
     shape = "x".join(str(n) for n in matmul.get("timing_shape") or [])
@@ -45,6 +48,13 @@ def slow_reference_note(precision: str, matmul: dict) -> str | None:
         f"runs only as a slow reference path: {matmul.get('gflops', 0):.3g} GFLOPS, {ratio:.1%} of fp32's "
         f"{matmul.get('fp32_gflops', 0):.3g} GFLOPS at {shape}, timed alternately in the same probe "
         f"(threshold {SLOW_REFERENCE_FRACTION:.0%})"
+    )
+
+
+def absent_reason(precision: str) -> str:
+    return (
+        f"no {precision} on this device: the spec tables list it as absent, and torch refused the matmul "
+        "(its error is in the details)"
     )
 
 
@@ -90,7 +100,7 @@ def judge(
     details["checks"] = checks
     head = _headline(checks)
     errors = {"max_rel_error": _finite(head.get("max_rel_error")), "max_abs_error": _finite(head.get("max_abs_error"))}
-    for key in ("gflops", "fp32_gflops", "rate_vs_fp32", "timing_shape"):
+    for key in ("gflops", "fp32_gflops", "rate_vs_fp32", "rate_range", "rate_unreliable", "timing_shape"):
         if key in head:
             details[key] = head[key]
     if head.get("note"):
@@ -102,6 +112,11 @@ def judge(
         reason = failing[0].get("reason") or f"{failing[0].get('check')} failed"
         if len(failing) > 1:
             details["other_failures"] = [c.get("reason") for c in failing[1:]]
+        if spec == ABSENT and failing[0].get("raised"):
+            # torch's refusal (fp4 on a CPU: "ValueError: Invalid scaling configuration ...") is what the spec
+            # predicts, not a finding: say what the tables say, and keep torch's words as evidence.
+            details["error"] = reason
+            reason = absent_reason(precision)
         return result(FAILED, False, reason, details=details, **errors)
     note = slow_reference_note(precision, head)
     if note:
