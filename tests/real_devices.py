@@ -48,7 +48,8 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "Tesla P100-SXM2-16GB", "6.0", "Pascal", "partial"),
     (SMI, "nvidia", "Tesla T4", "7.5", "Turing", "spec"),
     (SMI, "nvidia", "Tesla K80", "3.7", "Kepler", "none"),
-    (SMI, "nvidia", "Tesla P40", "6.1", "Pascal", "none"),
+    (SMI, "nvidia", "Tesla P40", "6.1", "Pascal", "spec"),
+    (SMI, "nvidia", "Tesla P4", "6.1", "Pascal", "spec"),
     (TORCH, "nvidia", "Orin", "8.7", "Ampere", "ambiguous"),  # every Jetson Orin module
     (TORCH, "nvidia", "NVIDIA GB10", "12.1", "Blackwell", "none"),
     # NVIDIA GeForce / workstation

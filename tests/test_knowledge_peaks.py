@@ -26,6 +26,8 @@ NAMES = {
     "NVIDIA P100 PCIe 16GB": ("nvidia", "Tesla P100-PCIE-16GB", "6.0"),
     "NVIDIA P100 PCIe 12GB": ("nvidia", "Tesla P100-PCIE-12GB", "6.0"),
     "NVIDIA T4": ("nvidia", "Tesla T4", "7.5"),
+    "NVIDIA Tesla P40": ("nvidia", "Tesla P40", "6.1"),
+    "NVIDIA Tesla P4": ("nvidia", "Tesla P4", "6.1"),
     "NVIDIA A100 40GB": ("nvidia", "NVIDIA A100-SXM4-40GB", "8.0"),
     "NVIDIA A100 80GB PCIe": ("nvidia", "NVIDIA A100 80GB PCIe", "8.0"),
     "NVIDIA A100 80GB SXM": ("nvidia", "NVIDIA A100-SXM4-80GB", "8.0"),

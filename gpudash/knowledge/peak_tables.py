@@ -60,6 +60,10 @@ _P100_SXM2 = (
     "-pcie-accelerators/ (NVIDIA's Tesla comparison table)"
 )
 _GCP_GPUS = "https://cloud.google.com/compute/docs/gpus"
+_P40_P4 = (
+    f"{_NV}/tesla-p40/; https://techwarrant.com/nvidia-announces-tesla-p40-and-p4-accelerators/amp "
+    "(NVIDIA's Tesla comparison table at the P40 and P4 launch)"
+)
 _T4 = f"{_NV}/tesla-t4/"
 _A100_DS = (
     "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
@@ -160,6 +164,10 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
         None,
         group="P100",
     ),
+    # P40 / P4 (GP102 / GP104, cc 6.1): NVIDIA's Tesla table at their launch (CUDA cores / 128 = SMs, boost clock,
+    # fp32, bandwidth); the other precisions are derived (GP10x: fp16 at 1/64, fp64 at 1/32; int8 is dp4a only).
+    Part("NVIDIA Tesla P40", "nvidia", r"\bp40\b", _P40_P4, {"fp32": 12.0}, 346.0, "6.1", 30, 1531),
+    Part("NVIDIA Tesla P4", "nvidia", r"(?:^|\s)(?:tesla )?p4(?:\s|$)", _P40_P4, {"fp32": 5.5}, 192.0, "6.1", 20, 1063),
     # T4: the product page prints "320+ GB/s" (its one-page datasheet says 300 GB/s); the page's figure is used.
     Part(
         "NVIDIA T4", "nvidia", r"(?:^|\s)(?:tesla )?t4(?:\s|$)", _T4, {"fp32": 8.1, "fp16": 65.0, "int8": 130.0}, 320.0
