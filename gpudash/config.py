@@ -125,6 +125,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "telemetry": Key(True, bool),
         "tls_cert": Key("", str),
         "tls_key": Key("", str),
+        "web_config": Key("", str),  # exporter-toolkit's web config file: TLS and basic-auth users
+        "max_connections": Key(64, int, 1, 4096),
     },
     "fleet": {
         "prometheus": Key("", str, check=_url),

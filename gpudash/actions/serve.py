@@ -1,9 +1,11 @@
 """`gpudash serve`: publish gpudash's metrics for Prometheus, or write them once as a node_exporter textfile.
 
-The HTTP endpoint (gpudash.exporter.http) answers as prometheus_client's does, a thread per request, TLS from
-a certificate and key; what changes only with a remembered result is encoded once per change, so a scrape
-costs a few milliseconds and never runs device code. The default address is loopback: publishing to the network is a choice the user makes with
-`--listen`, ideally with TLS.
+The HTTP endpoint (gpudash.exporter.http's app on gpudash.exporter.server) answers as prometheus_client's
+does; what changes only with a remembered result is encoded once per change, so a scrape costs a few
+milliseconds and never runs device code. No client can stall another: TLS handshakes happen in each
+connection's own thread, every phase of a connection has a deadline, and open connections are capped. TLS and
+basic auth come from --tls-cert/--tls-key or a web config file in exporter-toolkit's format. The default
+address is loopback: publishing to the network is a choice the user makes with `--listen`, ideally with TLS.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import ipaddress
 import signal
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,28 +73,67 @@ def tls_files(cert: str | None, key: str | None) -> tuple[str, str] | None:
     return cert, key
 
 
-def start(collector, listen: Listen, tls: tuple[str, str] | None = None):
-    """Serve the collector's metrics from a daemon thread (gpudash.exporter.http); returns (server, its port)."""
-    import ssl
+@dataclass(frozen=True)
+class Endpoint:
+    """How serve answers, checked before any work starts: the address, TLS (an ssl.SSLContext, or None for
+    plain HTTP), basic-auth users (name -> bcrypt hash), extra answer headers, and the connection limits
+    (gpudash.exporter.server.Limits)."""
 
+    listen: Listen
+    tls: Any = None
+    users: dict[str, bytes] = field(default_factory=dict)
+    headers: tuple[tuple[str, str], ...] = ()
+    limits: Any = None
+
+    def url(self, port: int | None = None) -> str:
+        return self.listen.url(self.tls is not None, port)
+
+
+def endpoint(
+    listen: Listen,
+    *,
+    tls: tuple[str, str] | None = None,
+    web_config: str | None = None,
+    web_config_option: str = "--web-config",
+    max_connections: int | None = None,
+) -> Endpoint:
+    """Read the web config and load the certificate now, so a bad file is one line (exit 2) before any device
+    is discovered. `tls` is (--tls-cert, --tls-key); the web config's tls_server_config is the other way."""
+    from gpudash.exporter.server import Limits, TLSSettings, WebConfig, load_web_config
+    from gpudash.exporter.server.limits import DEFAULT_MAX_CONNECTIONS
+    from gpudash.exporter.server.tls import server_context
+
+    web = load_web_config(web_config, web_config_option) if web_config else WebConfig()
+    if tls is not None and web.tls is not None:
+        raise UsageError(
+            f"{web_config_option} {web_config}: its tls_server_config and --tls-cert/--tls-key both set TLS; give one"
+        )
+    settings = web.tls or (TLSSettings(*tls) if tls is not None else None)
+    context = server_context(settings) if settings is not None else None
+    limits = Limits(max_connections=max_connections or DEFAULT_MAX_CONNECTIONS)
+    return Endpoint(listen, context, web.users, web.headers, limits)
+
+
+def start(collector, where: Endpoint):
+    """Serve the collector's metrics from a daemon thread (gpudash.exporter.http); returns (server, its port)."""
     from gpudash.exporter.http import MetricsApp
     from gpudash.exporter.http import start as start_server
 
+    listen = where.listen
     try:
-        server = start_server(MetricsApp(collector), listen.host, listen.port, tls)
-    except ssl.SSLError as exc:
-        raise GpudashError(f"--tls-cert/--tls-key: cannot load the certificate and key: {exc.reason or exc}") from None
+        server = start_server(
+            MetricsApp(collector), listen.host, listen.port, where.tls, where.limits, where.users, where.headers
+        )
     except OSError as exc:
         raise GpudashError(f"cannot listen on {listen.host}:{listen.port}: {exc.strerror or exc}") from None
-    return server, server.server_address[1]
+    return server, server.port
 
 
 def serve(
     machine,
     config: dict[str, Any],
-    listen: Listen,
+    where: Endpoint,
     *,
-    tls: tuple[str, str] | None = None,
     telemetry: bool = True,
     hostname: str | None = None,
     stop: threading.Event | None = None,
@@ -103,21 +144,20 @@ def serve(
 
     _, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname)
     collector.families()  # parse the remembered results and decide the settings before the first scrape
-    server, port = start(collector, listen, tls)
+    server, port = start(collector, where)
     stop = stop or threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
         previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         if on_ready:
-            on_ready(listen.url(tls is not None, port))
+            on_ready(where.url(port))
         while not stop.wait(0.5):
             pass
     except KeyboardInterrupt:
         pass
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

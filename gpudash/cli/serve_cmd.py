@@ -16,8 +16,8 @@ def add_parser(subparsers, parents) -> None:
         "settings and live telemetry as Prometheus metrics, labelled to join dcgm-exporter's and AMD's "
         "device-metrics-exporter's series. Serves on 127.0.0.1 unless told otherwise. With --textfile, "
         "writes the batch results once for node_exporter's textfile collector and exits.",
-        epilog="exit codes: 0 stopped by Ctrl-C or SIGTERM (or textfile written), 1 cannot listen or write, "
-        "2 bad option or config",
+        epilog="exit codes: 0 stopped by Ctrl-C or SIGTERM (or textfile written); 2 bad option, config, web "
+        "config, certificate or key; 3 cannot listen (address in use, not permitted) or write the textfile",
     )
     p.add_argument(
         "--listen",
@@ -27,6 +27,19 @@ def add_parser(subparsers, parents) -> None:
     )
     p.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM; with --tls-key)")
     p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
+    p.add_argument(
+        "--web-config",
+        metavar="FILE",
+        help="TLS and basic-auth users (bcrypt hashes) from a web config file in the format Prometheus's "
+        "exporters share (exporter-toolkit; docs/fleet.md); default: config serve.web_config",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        metavar="N",
+        help="connections open at once (default: config serve.max_connections, 64); beyond it the longest-idle "
+        "one is closed for the newcomer, or the newcomer when every connection is being answered",
+    )
     telemetry = p.add_mutually_exclusive_group()
     telemetry.add_argument(
         "--no-telemetry",
@@ -53,35 +66,56 @@ def run(ctx) -> int:
     from gpudash.actions import serve
     from gpudash.fileio import REPLACED
 
-    args, conf = ctx.args, ctx.session.config["serve"]
+    args = ctx.args
+    if not args.textfile:
+        return _serve(ctx)
     machine = ctx.session.machine(include_torch=False)
-    if args.textfile:
-        how = serve.write_textfile(machine, ctx.session.config, args.textfile, hostname=args.hostname)
-        print(
-            f"gpudash: {'replaced' if how == REPLACED else 'wrote'} {args.textfile} ({machine.label})", file=sys.stderr
-        )
-        return 0
+    how = serve.write_textfile(machine, ctx.session.config, args.textfile, hostname=args.hostname)
+    print(f"gpudash: {'replaced' if how == REPLACED else 'wrote'} {args.textfile} ({machine.label})", file=sys.stderr)
+    return 0
+
+
+def _serve(ctx) -> int:
+    """Every option and file is checked (the web config read, the certificate loaded) before discovery."""
+    from gpudash.actions import serve
+    from gpudash.config import SCHEMA
+    from gpudash.errors import UsageError
+
+    args, conf = ctx.args, ctx.session.config["serve"]
     listen = serve.parse_listen(args.listen or conf["listen"], "--listen" if args.listen else "serve.listen")
     tls = serve.tls_files(args.tls_cert or conf["tls_cert"] or None, args.tls_key or conf["tls_key"] or None)
+    if args.max_connections is not None:
+        problem = SCHEMA["serve"]["max_connections"].problem(args.max_connections)
+        if problem:
+            raise UsageError(f"--max-connections {args.max_connections}: {problem}")
+    web_config = args.web_config or conf["web_config"] or None
+    where = serve.endpoint(
+        listen,
+        tls=tls,
+        web_config=web_config,
+        web_config_option="--web-config" if args.web_config else "serve.web_config",
+        max_connections=args.max_connections or conf["max_connections"],
+    )
     telemetry = conf["telemetry"] if args.telemetry is None else args.telemetry
-    if not listen.loopback and tls is None:
+    if not listen.loopback and where.tls is None:
+        secret = "the metrics and the basic-auth passwords" if where.users else "the metrics"
         print(
-            f"gpudash: warning: serving plain HTTP on {listen.host}: anyone who can reach the port can read the "
-            "metrics; add --tls-cert/--tls-key or a firewall rule",
+            f"gpudash: warning: serving plain HTTP on {listen.host}: anyone who can reach the port can read "
+            f"{secret}; add TLS (--tls-cert/--tls-key or --web-config) or a firewall rule",
             file=sys.stderr,
         )
+    machine = ctx.session.machine(include_torch=False)
 
     def ready(url: str) -> None:
         devices = len(machine.devices)
+        auth = f", basic auth for {len(where.users)} user{'s' if len(where.users) != 1 else ''}" if where.users else ""
         print(
             f"gpudash: serving {url} ({machine.label}, {devices} device{'s' if devices != 1 else ''}, "
-            f"telemetry {'on' if telemetry else 'off'}); Ctrl-C stops",
+            f"telemetry {'on' if telemetry else 'off'}{auth}); Ctrl-C stops",
             file=sys.stderr,
             flush=True,
         )
 
-    serve.serve(
-        machine, ctx.session.config, listen, tls=tls, telemetry=telemetry, hostname=args.hostname, on_ready=ready
-    )
+    serve.serve(machine, ctx.session.config, where, telemetry=telemetry, hostname=args.hostname, on_ready=ready)
     print("gpudash: stopped serving", file=sys.stderr)
     return 0

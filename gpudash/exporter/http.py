@@ -5,21 +5,23 @@ the ~800 samples of an 8-GPU node with remembered results), and all but the live
 someone probes, benchmarks or checks. So the batch families are encoded once per change on disk, per output
 format and `name[]` filter, and only the telemetry is encoded at each scrape. The app is prometheus_client's
 in what it answers (formats chosen from the Accept header, OpenMetrics included; gzip when accepted;
-`name[]` filtering; OPTIONS and 405 as it does); the server is the standard library's WSGI server, one thread
-per request, with TLS from a certificate and key.
+`name[]` filtering; OPTIONS and 405 as it does); the server is gpudash.exporter.server, where no client can
+stall another: TLS handshakes in each connection's own thread, deadlines on every phase, a connection cap.
 """
 
 from __future__ import annotations
 
-import socket
-import ssl
 import threading
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client.exposition import ThreadingWSGIServer, choose_encoder, gzip_accepted
+from prometheus_client.exposition import choose_encoder, gzip_accepted
+
+if TYPE_CHECKING:
+    import ssl
+
+    from gpudash.exporter.server import Limits, Server
 
 OPENMETRICS_END = b"# EOF\n"
 CACHED_OUTPUTS = 16  # (format, filter) pairs kept; Prometheus and the fleet view use one or two each
@@ -86,22 +88,20 @@ class MetricsApp:
         return [output]
 
 
-class _Quiet(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """A scrape every few seconds is not worth a line on stderr."""
+def start(
+    app: MetricsApp,
+    host: str,
+    port: int,
+    tls: ssl.SSLContext | None = None,
+    limits: Limits | None = None,
+    users: dict[str, bytes] | None = None,
+    headers: tuple[tuple[str, str], ...] = (),
+) -> Server:
+    """Serve `app` on host:port (port 0: any free one) from a daemon thread; TLS with the given context, basic
+    auth for `users` (name -> bcrypt hash). Raises OSError when the address cannot be bound."""
+    from gpudash.exporter.server import Server
 
-
-def start(app: MetricsApp, host: str, port: int, tls: tuple[str, str] | None = None) -> ThreadingWSGIServer:
-    """Serve `app` on host:port (port 0: any free one) from a daemon thread; TLS when (cert, key) is given.
-    Raises OSError when the address cannot be bound, ssl.SSLError when the certificate or key is unusable."""
-    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-    server_class = type("MetricsServer", (ThreadingWSGIServer,), {"address_family": family})
-    context = None
-    if tls is not None:
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(certfile=tls[0], keyfile=tls[1])
-    server: ThreadingWSGIServer = make_server(host, port, app, server_class, handler_class=_Quiet)
-    if context is not None:
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, name="gpudash serve", daemon=True).start()
+    server = Server(app, limits, tls=tls, users=users, headers=headers)
+    server.bind(host, port)
+    server.start()
     return server
