@@ -361,3 +361,64 @@ def test_thresholds_come_from_the_config_and_the_option_wins(tmp_path):
     limits = Thresholds.from_config(load_config(str(cfg)))
     assert (limits.expect_gpus, limits.xid_critical) == (8, (79,))
     assert Thresholds.from_config(load_config(str(cfg)), expect_gpus=4).expect_gpus == 4
+
+
+# ------------------------------------------------------------------------------------------------ gpudash check
+
+
+def check_cli(monkeypatch, tmp_path, capsys, gpus, *args, log_text=""):
+    from gpudash import strict_json
+    from gpudash.cli import main
+    from gpudash.contracts.validation import problems
+
+    log = tmp_path / "kmsg"
+    log.write_text(log_text)
+    cfg = tmp_path / "config.toml"
+    cfg.write_text(f"[health]\nkernel_log = '{log}'\n")
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml(list(gpus)))
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "rocm_checks")
+    code = main(["--config", str(cfg), "check", "--json", *args])
+    data = strict_json.loads(capsys.readouterr().out)
+    assert problems("check", data) == []
+    return code, data
+
+
+def test_check_json_carries_the_contract_and_exits_1_on_critical(monkeypatch, tmp_path, capsys):
+    code, data = check_cli(monkeypatch, tmp_path, capsys, [h100(remapped_rows="NoPermission", recovery_action=2)])
+    assert code == 1
+    assert all({"id", "severity", "device", "evidence", "action"} <= set(c) for c in data["checks"])
+    by_check = {(c["id"], c["device"]): c for c in data["checks"]}
+    recovery = by_check[("gpu.recovery_action", "nvidia:0")]
+    assert (recovery["severity"], recovery["action"], recovery["status"]) == ("CRITICAL", "reboot", "fail")
+    assert recovery["evidence"] == {"recovery_action": 2, "name": "NODE_REBOOT"}
+    plugin = next(c for c in data["checks"] if c["plugin"] == "rocm_checks")
+    assert plugin["id"].startswith("plugin.rocm_checks.") and plugin["severity"] is None  # skipped: not applicable
+
+
+@pytest.mark.parametrize(
+    ("health", "default_code", "nagios_code"),
+    [
+        ({}, 0, 0),
+        ({"power_limit_w": {"current": 300, "default": 700}}, 0, 1),  # WARN
+        ({"remapped_rows": "NoPermission"}, 0, 3),  # UNKNOWN
+        ({"remapped_rows": "NoPermission", "power_limit_w": {"current": 300, "default": 700}}, 0, 1),  # WARN wins
+        ({"ecc": {"volatile_sram_uncorrected": 1}, "remapped_rows": "NoPermission"}, 1, 2),  # CRITICAL wins
+    ],
+)
+def test_exit_codes_default_and_nagios(monkeypatch, tmp_path, capsys, health, default_code, nagios_code):
+    assert check_cli(monkeypatch, tmp_path, capsys, [h100(**health)])[0] == default_code
+    assert check_cli(monkeypatch, tmp_path, capsys, [h100(**health)], "--exit-codes", "nagios")[0] == nagios_code
+
+
+def test_expect_gpus_short_is_critical(monkeypatch, tmp_path, capsys):
+    code, data = check_cli(monkeypatch, tmp_path, capsys, [h100()], "--expect-gpus", "2")
+    count = next(c for c in data["checks"] if c["id"] == "gpu.count")
+    assert (code, count["severity"], count["device"]) == (1, "CRITICAL", "host")
+
+
+def test_bad_expect_gpus_is_one_line(monkeypatch, tmp_path, capsys):
+    from gpudash.cli import main
+
+    assert main(["check", "--expect-gpus", "-1"]) == 2
+    assert capsys.readouterr().err.strip() == "gpudash: error: --expect-gpus: expected a count from 0 to 1024, got -1"

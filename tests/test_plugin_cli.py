@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from gpudash.cli import main
-from gpudash.errors import EXIT_FINDINGS
 from gpudash.plugin_manager.loading import VET_TIMEOUT_ENV
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,7 +55,7 @@ def test_plugins_json_stays_clean_with_broken_and_noisy_plugins():
     assert "gpudash: plugin 'crashing_import': plugin import crashed: process killed by SIGSEGV" in res.stderr
 
 
-def test_check_json_with_broken_plugins_is_clean_and_exits_1_for_the_checks_that_broke():
+def test_check_json_with_broken_plugins_is_clean_and_exits_0_for_the_checks_that_broke():
     res = gpudash(
         "check",
         "--json",
@@ -64,11 +63,12 @@ def test_check_json_with_broken_plugins_is_clean_and_exits_1_for_the_checks_that
         str(SAMPLES),
         GPUDASH_LOAD_PLUGINS="good_sample,raising,crashing,noisy,broken_import",
     )
-    assert res.returncode == EXIT_FINDINGS, res.stderr  # two checks errored: a finding, reported in full
+    # two checks errored: UNKNOWN, reported in full; only a CRITICAL result exits 1 (docs/health.md)
+    assert res.returncode == 0, res.stderr
     assert res.stderr.strip().splitlines()[-1] == "gpudash: checks: 2 errored"
     data = json.loads(res.stdout)
     assert data["replayed"] is False and data["source"] == "live"
-    statuses = {r["check"]: r["status"] for r in data["checks"]}
+    statuses = {r["check"]: r["status"] for r in data["checks"] if r["plugin"] != "gpudash"}  # not health's
     assert statuses == {
         "always_passes": "pass",
         "needs_the_device": "pass",

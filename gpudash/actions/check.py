@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gpudash.actions.session import Session
 
 if TYPE_CHECKING:
     from gpudash.devices import Machine
+    from gpudash.health import HealthResult
     from gpudash.models import DeviceInfo
     from gpudash.plugin_manager import ErrorReporter
     from gpudash.plugins_api import CheckResult
@@ -36,13 +37,27 @@ class CheckRun:
     results: list[CheckResult]  # in device order, then plugin order
     check_count: int  # checks registered
     plugin_errors: list[dict[str, Any]]  # [{"plugin", "errors"}] for plugins that had load errors
+    health: list[HealthResult] = field(default_factory=list)  # gpudash's own health checks (gpudash.health)
+
+    def every_result(self) -> list[CheckResult]:
+        """Plugin results, then the health results as CheckResults (plugin "gpudash", check = the ID)."""
+        from gpudash.health.contract import as_check_result
+
+        return list(self.results) + [as_check_result(h) for h in self.health]
+
+    def severities(self) -> list[str | None]:
+        from gpudash.health.contract import plugin_severity
+
+        return [plugin_severity(r.status) for r in self.results] + [h.severity for h in self.health]
 
     def to_json(self) -> dict[str, Any]:
+        from gpudash.health.contract import health_entry, plugin_entry
+
         return {
             "version": CHECK_VERSION,
             "replayed": self.machine.replayed,
             "source": self.machine.label,
-            "checks": [r.to_dict() for r in self.results],
+            "checks": [plugin_entry(r) for r in self.results] + [health_entry(h) for h in self.health],
             "plugin_errors": self.plugin_errors,
         }
 
@@ -56,10 +71,13 @@ def run(
     on_result: Callable[[CheckResult], None] | None = None,
     on_plugin_error: ErrorReporter | None = None,
     add_torch: bool = True,
+    expect_gpus: int | None = None,
+    health: bool = True,
 ) -> CheckRun:
     """Run the checks on every device (or `device`); `on_result` hears each result as it arrives.
 
-    `timeout_s` overrides each check's own limit. With `add_torch`, torch's view is merged first when a GPU
+    `timeout_s` overrides each check's own limit. With `health`, gpudash's health checks (gpudash.health) run
+    after the plugins' on the same devices; `expect_gpus` overrides the config's [health] expect_gpus. With `add_torch`, torch's view is merged first when a GPU
     is checked (GPU checks need torch's device numbering); a face that merges it itself passes False.
     """
     from gpudash.actions.plugins import plugin_manager
@@ -76,4 +94,10 @@ def run(
     if not (cancel is not None and cancel.is_set()):
         remember_checks(machine, results)  # for `gpudash serve` and the fleet view
     failed = [{"plugin": r.name, "errors": r.errors} for r in pm.records.values() if r.errors]
-    return CheckRun(machine, devices, results, len(collect_checks(pm)), failed)
+    found = CheckRun(machine, devices, results, len(collect_checks(pm)), failed)
+    if health and not (cancel is not None and cancel.is_set()):
+        from gpudash.health.run import run_health
+        from gpudash.health.thresholds import Thresholds
+
+        found.health = run_health(machine, Thresholds.from_config(session.config, expect_gpus), devices=devices)
+    return found
