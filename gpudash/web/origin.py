@@ -1,5 +1,5 @@
 """Who may open a session: the browser's Origin must be the page's own host, and on a loopback server the
-page must have been asked for by a loopback name.
+page must have been asked for by a loopback name or by the name given to --listen.
 
 Browsers let any web page open a websocket to any address, including 127.0.0.1, and send the page's
 Origin with it; refusing a foreign Origin stops another site in the same browser from starting a session
@@ -42,12 +42,13 @@ def same_origin(origin: str | None, host_header: str | None) -> bool:
     return mine is not None and mine == served
 
 
-def loopback_name(host_header: str | None) -> bool:
-    """True when the Host header names this machine: `localhost` or a loopback address.
+def loopback_name(host_header: str | None, listen_name: str | None = None) -> bool:
+    """True when the Host header names this machine: `localhost`, a loopback address, or the name the server
+    was told to listen on (`--listen NAME`, which resolves to loopback or the server would not be loopback-only).
 
     A loopback server checks this on every request: a page on evil.example whose name an attacker
     re-points to 127.0.0.1 (DNS rebinding) would otherwise pass the Origin check, since its Origin and
-    Host agree.
+    Host agree. The user's own --listen name is no such page: it is the name gpudash prints and must answer on.
     """
     if not host_header:
         return False
@@ -56,6 +57,8 @@ def loopback_name(host_header: str | None) -> bool:
         return False
     host = parsed[0]
     if host == "localhost" or host.endswith(".localhost"):
+        return True
+    if listen_name and host == listen_name.lower().rstrip("."):
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

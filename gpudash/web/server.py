@@ -62,11 +62,10 @@ class GpudashServer(Server):
 
     @web.middleware
     async def _loopback_names_only(self, request: web.Request, handler) -> web.StreamResponse:
-        if not loopback_name(request.host):
+        if not loopback_name(request.host, self.listen.host):
             log.warning("refused a request for host %r: this server answers to loopback names only", request.host)
-            return web.Response(
-                status=403, text=f"gpudash web serves this machine only: open {self.listen.url} or localhost.\n"
-            )
+            # Only the address it listens on: `localhost` may resolve to another loopback address than --listen's.
+            return web.Response(status=403, text=f"gpudash web serves this machine only: open {self.listen.url}.\n")
         return await handler(request)
 
     async def handle_index(self, request: web.Request) -> web.StreamResponse:
