@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gpudash.cli.arguments import add_device_option, add_force_option, add_output_option
+from gpudash.errors import EXIT_FINDINGS
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -23,7 +24,8 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "batch size and gradient accumulation, dataloader, environment variables), each with its "
         "reason and provenance, and write them where training code can load them "
         "(gpudash.apply.load). Default output: gpudash.toml (gpudash.json with --format json) in "
-        "the current directory.",
+        "the current directory. Exits 1 when the model does not fit in the device's memory even at a batch of "
+        "one (the file is still written; the reason says what would make it fit).",
     )
     add_output_option(
         p,
@@ -72,10 +74,19 @@ def run(ctx: Context) -> int:
         message = write_export(gathered.settings, output, args.format)
     head, settings = gathered.settings.header, gathered.settings
     took = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in gathered.timings.items())
+    size = settings.value("batch.size")
+    fits = settings.value("batch.fits")
+    if size is not None:
+        batch = f"batch {size} x {settings.value('batch.gradient_accumulation_steps', 1)}"
+    else:
+        batch = "the model does not fit in memory" if fits is False else "batch size not determined"
     summary = (
         f"{head['device']} ({head['device_key']}, {ctx.session.machine().label}): amp {settings.value('amp.dtype')}, "
-        f"batch {settings.value('batch.size', 'n/a')} x {settings.value('batch.gradient_accumulation_steps', 1)}"
-        + (f" [{took}]" if took else "")
+        f"{batch}" + (f" [{took}]" if took else "")
     )
     say(f"{message}: {summary}" if message else f"exported {summary}")
+    if fits is False:  # a finding: training as configured would run out of memory at once
+        model = settings.value("batch.model")
+        say(f"{model + ': ' if model else ''}{settings.get('batch.fits').reason}")
+        return EXIT_FINDINGS
     return 0

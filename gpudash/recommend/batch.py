@@ -6,6 +6,7 @@ Two ways to know what fits, best first:
   estimate - device memory x (1 - margin), minus 16 bytes per parameter (fp32 weights, gradients and the two
              AdamW states), minus the batch-independent memory the trace saw, divided by the activation
              memory per sample (traced on the CPU, or from the analytic formula when nothing could run).
+When not even one sample fits, `fits` is false and the reason says what would make it fit (no_fit.py).
 Then the size is capped at the target effective batch (config export.target_effective_batch), and the
 accumulation steps are ceil(target / size); the size is then evened out to ceil(target / steps) so the
 effective batch lands as close to the target as whole steps allow.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 
 from gpudash.models import ESTIMATED, MEASURED, SPEC
+from gpudash.recommend import no_fit
 from gpudash.recommend.facts import BatchTrial, Facts, ModelMemory
 from gpudash.recommend.settings import Setting
 
@@ -46,7 +48,9 @@ def _from_trial(trial: BatchTrial, margin: float) -> tuple[int, str, str]:
             ),
             MEASURED,
         )
-    fit = max(1, int(trial.largest_ok * (1 - margin))) if trial.largest_ok else 0
+    if not trial.largest_ok:
+        return 0, f"trial steps ({tried} trials): {no_fit.trial(trial.first_oom)}", MEASURED
+    fit = max(1, int(trial.largest_ok * (1 - margin)))
     return (
         fit,
         (
@@ -78,8 +82,11 @@ def _from_estimate(facts: Facts, mem: ModelMemory, margin: float, dtype: str) ->
         f"{mismatch}"
     )
     if usable <= static:
-        return 0, f"estimate: the model alone does not fit ({basis})", ESTIMATED
+        advice = no_fit.model_alone(usable, TRAINING_BYTES_PER_PARAM, mem.param_count, mem.fixed_bytes)
+        return 0, f"estimate: {advice} ({basis})", ESTIMATED
     fit = int((usable - static) // per_sample)
+    if not fit:
+        return 0, f"estimate: {no_fit.one_sample(per_sample, usable - static)} ({basis})", ESTIMATED
     return fit, f"estimate: {fit} samples fit ({basis})", ESTIMATED
 
 
@@ -136,9 +143,12 @@ def batch_settings(facts: Facts, dtype: str) -> dict[str, Setting]:
             f"activation memory per sample, {facts.model_memory.method}",
             facts.model_memory.provenance,
         )
+    if fit is not None:  # known either way: false when not even one sample fits (export then exits 1)
+        out["fits"] = Setting(
+            bool(fit), how if not fit else "at least one sample fits (batch.size says how many)", prov
+        )
     if not fit:
-        why = how if fit is None else f"{how}: reduce the model, sequence length or use activation checkpointing"
-        out["size"] = Setting(None, why, prov)
+        out["size"] = Setting(None, how, prov)
         out["gradient_accumulation_steps"] = Setting(None, "no batch size, so no accumulation", prov)
         out["effective"] = Setting(None, "no batch size", prov)
         return out
