@@ -398,3 +398,141 @@ def test_a_full_stdout_is_one_line_and_exit_3(command):
         res = gpudash("--replay", str(H100), *command, stdout=full)
     assert res.returncode == GpudashError.exit_code
     assert res.stderr == "gpudash: error: cannot write to standard output: No space left on device\n"
+
+
+# serve, fleet and web: arguments and the files they name ------------------------------------------------------
+# Each example gets fresh hostile files (a FIFO nobody writes or reads, a directory, links, a device, a 0444 file,
+# garbage); whatever gpudash does with them, nothing that was not its own regular file may change, and a
+# read-only file changes only with --force. serve always has --textfile (it would otherwise serve until
+# stopped), fleet's rounds go to loopback ports where nothing listens with a short --timeout, and web's server
+# is replaced by a recorder once every option is checked: the checks are what is fuzzed, bounded in time
+# (an example that blocks fails by SIGALRM instead of hanging the suite).
+
+FILE_KINDS = ["fifo", "dir", "link", "dangling", "devzero", "devnull", "readonly", "garbage", "empty", "missing"]
+
+
+def hostile_files(folder: Path) -> dict[str, Path]:
+    made = {kind: folder / f"{kind}.prom" for kind in FILE_KINDS}
+    os.mkfifo(made["fifo"])
+    made["dir"].mkdir()
+    (folder / "real.prom").write_text("# real\n")
+    made["link"].symlink_to("real.prom")
+    made["dangling"].symlink_to("gone.prom")
+    made["devzero"].symlink_to("/dev/zero")
+    made["devnull"].symlink_to(os.devnull)
+    made["readonly"].write_text("# read-only\n")
+    os.chmod(made["readonly"], 0o444)
+    made["garbage"].write_bytes(b"\xff\x00-----BEGIN CERTIFICATE-----\n\x1b[2J\n")
+    made["empty"].write_text("")
+    made["missing"] = folder / "no" / "such.prom"
+    made["new"] = folder / "new.prom"  # nothing there yet, in a folder that exists: a textfile is written
+    return made
+
+
+def fingerprints(folder: Path) -> dict[str, tuple]:
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        st_ = os.lstat(path)
+        content = (
+            path.read_bytes()
+            if path.is_file() and not path.is_symlink()
+            else os.readlink(path)
+            if path.is_symlink()
+            else None
+        )
+        found[str(path.relative_to(folder))] = (st_.st_mode, st_.st_ino, content)
+    return found
+
+
+def assert_nothing_lost(before: dict[str, tuple], after: dict[str, tuple], argv: list[str]) -> None:
+    """Only a regular file gpudash may write changes (the garbage/empty ones, the read-only one with --force, a
+    new file in the folder); every FIFO, directory, link and other file is as it was."""
+    writable = {"garbage.prom", "empty.prom"} | ({"readonly.prom"} if "--force" in argv else set())
+    for name, was in before.items():
+        if name in writable:
+            continue
+        assert after.get(name) == was, (argv, name, was, after.get(name))
+
+
+@contextlib.contextmanager
+def bounded(seconds: float):
+    """An example that blocks (a FIFO opened for reading or writing without a peer) fails here, not hangs."""
+    import signal
+
+    def late(*_):
+        raise AssertionError(f"blocked for more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, late)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+FILE = st.one_of(st.just("new"), st.sampled_from(FILE_KINDS))  # often a path gpudash may write, so work runs
+NET_VALUES = st.sampled_from(
+    ["", " ", " , ,", ",", "nan", "inf", "-1", "0", "1e-6", "0.2", "129", "1e400", "abc", "\x1b[2J", "a\x00b",
+     "127.0.0.1:1", "127.0.0.1:0", "[::1]:1", "[::1", "127.0.0.1:99999", "http://127.0.0.1:1/metrics",
+     "https://127.0.0.1:1", "ftp://127.0.0.1:1", "0.0.0.0:0", "localhost:0", "é" * 3, "a" * 3000]
+)  # fmt: skip
+FILE_OPTIONS = {
+    "serve": ["--textfile", "--tls-cert", "--tls-key", "--config", "--replay"],
+    "fleet": ["--hostfile", "--ca-file", "--config", "--replay"],
+    "web": ["--config", "--replay"],
+}
+VALUE_OPTIONS = {
+    "serve": ["--listen", "--hostname"],
+    "fleet": ["--hosts", "--prometheus", "--timeout", "--concurrency", "--host"],
+    "web": ["--listen", "--max-sessions"],
+}
+FLAGS = {
+    "serve": ["--force", "--telemetry", "--no-telemetry"],
+    "fleet": ["--json"],
+    "web": ["--allow-remote", "--readonly"],
+}
+
+
+def network_argv(command: str, files: dict[str, Path], data: st.DataObject) -> list[str]:
+    argv = [command]
+    for option in data.draw(st.lists(st.sampled_from(FILE_OPTIONS[command]), max_size=2, unique=True)):
+        argv += [option, str(files[data.draw(FILE)])]
+    for option in data.draw(st.lists(st.sampled_from(VALUE_OPTIONS[command]), max_size=2, unique=True)):
+        argv += [option, data.draw(NET_VALUES)]
+    argv += data.draw(st.lists(st.sampled_from(FLAGS[command]), max_size=2, unique=True))
+    if command == "serve" and "--textfile" not in argv:
+        argv += ["--textfile", str(files[data.draw(FILE)])]
+    if command == "fleet":
+        if "--timeout" not in argv:
+            argv += ["--timeout", "0.3"]
+        if not any(o in argv for o in ("--hosts", "--prometheus", "--hostfile")):
+            argv += ["--hosts", "127.0.0.1:1"]
+    return argv
+
+
+def hostfile_text(data: st.DataObject) -> str:
+    lines = data.draw(st.lists(st.one_of(NET_VALUES, NASTY_TEXT, st.just("# comment")), max_size=5))
+    return "\n".join(line.encode("utf-8", "replace").decode("utf-8") for line in lines if len(line) < 5000)
+
+
+@settings(SETTINGS, max_examples=60 * SCALE)
+@given(data=st.data(), command=st.sampled_from(["serve", "fleet", "web"]))
+def test_fuzzed_serve_fleet_web(tmp_path_factory, monkeypatch, nothing_left_running, data, command):
+    folder = tmp_path_factory.mktemp(command)
+    files = hostile_files(folder)
+    if command == "fleet" and data.draw(st.booleans()):
+        files["garbage"].write_bytes(hostfile_text(data).encode("utf-8", "surrogateescape"))  # hostile lines
+    before = fingerprints(folder)
+    served: list[tuple] = []
+    monkeypatch.setattr("gpudash.web.server.serve", lambda *a, **k: served.append((a, k)) or 0)
+    argv = network_argv(command, files, data)
+    with working_directory(folder), bounded(20):
+        code, out, err = run_cli(argv)
+    if command == "fleet" and code == 1:  # a finding: a host not up (nothing listens on those ports)
+        assert "Traceback" not in err and "host" in out, (argv, err)
+    else:
+        assert_answer(argv, code, out, err)
+    if command == "web" and code == 0:
+        assert len(served) == 1  # it got as far as serving, every option accepted
+    assert_nothing_lost(before, fingerprints(folder), argv)
