@@ -16,8 +16,12 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
         EXIT_FINDINGS,
         "findings: `check` had a CRITICAL result (a check failed; `--exit-codes nagios`: 0/1/2/3 for OK/WARN/CRITICAL/UNKNOWN); `probe` saw a precision the spec calls native fail; `fleet` found a host not up; `preflight` had a rank fail or differ; `export` found the model does not fit in memory",
     ),
-    (EXIT_USAGE, "bad input: an argument, the config file, a snapshot or a profile (one line names it)"),
-    (EXIT_FAILED, "the command could not do its job: an output it cannot write, no device to work on"),
+    (
+        EXIT_USAGE,
+        "bad input: an argument, the config file, a snapshot or a profile, an output path gpudash does not replace "
+        "(a link, device, FIFO, folder, or a read-only file without --force) (one line names it)",
+    ),
+    (EXIT_FAILED, "the command could not do its job: an output it cannot write (a full disk), no device to work on"),
     (EXIT_SIGHUP, "ended by SIGHUP (the terminal closed)"),
     (EXIT_INTERRUPTED, "interrupted by Ctrl-C (SIGINT)"),
     (EXIT_SIGTERM, "ended by SIGTERM"),
