@@ -55,6 +55,7 @@ class BenchPlan:
     preset: Preset | None = None  # its peaks replace the tables' (efficiencies against a named part)
     plugins: bool = True  # run the plugins' benchmarks too (never with a preset: its peaks are the sweep's)
     mismatches: list[Mismatch] = field(default_factory=list)
+    operations: list[str] | None = None  # "matmul", "memory" (the calibration seed's --operations); None: both
 
 
 def plan(
@@ -67,6 +68,7 @@ def plan(
     case_budget_s: float | None = None,
     timeout_s: float | None = None,
     plugins: bool = True,
+    operations: Iterable[str] | None = None,
 ) -> BenchPlan:
     """What a run would measure. `devices` are selectors as `--device` takes them (default: every device,
     or with a preset those of the preset's kind). Budgets default to the config's bench section."""
@@ -75,6 +77,12 @@ def plan(
 
     if mode not in MODES:
         raise UsageError(f"bench mode {mode!r}: expected one of {', '.join(MODES)}")
+    from gpudash.measure.bench import job_kinds
+
+    try:
+        job_kinds(operations)
+    except ValueError as exc:
+        raise UsageError(f"--operations: {exc}") from None
     machine = session.machine()
     if devices:
         chosen = find_devices(machine, devices)
@@ -95,6 +103,7 @@ def plan(
         preset,
         plugins,
         _mismatches(machine, chosen, preset) if preset is not None else [],
+        list(operations) if operations is not None else None,
     )
 
 
@@ -159,6 +168,7 @@ def run(
         cancel=cancel,
         on_progress=on_progress,
         peak_overrides=preset.peaks() if preset else None,
+        operations=plan.operations,
     )
     if cancel is not None and cancel.is_set():
         return BenchRun(plan, reports, None)

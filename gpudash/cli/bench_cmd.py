@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from gpudash import strict_json
 from gpudash.cli.arguments import add_device_option, add_force_option, add_output_option, add_precisions_option
-from gpudash.errors import GpudashError, UsageError
+from gpudash.errors import EXIT_FINDINGS, GpudashError, UsageError
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -70,6 +70,13 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p.add_argument("--compare", metavar="PROFILE", nargs=2, help="compare two saved profiles (B against A)")
     p.add_argument(
         "--preset", metavar="NAME", help="use a named part's theoretical peaks (gpudash bench --preset list shows them)"
+    )
+    p.add_argument(
+        "--operations",
+        metavar="LIST",
+        action="append",
+        help="measure only these, comma-separated: matmul (the precision sweep), memory (bandwidth); "
+        "the calibration seed's option (default: both)",
     )
     p.add_argument("--no-plugins", action="store_true", help="skip the benchmarks that plugins add")
     p.add_argument(
@@ -140,6 +147,9 @@ def measure(ctx: Context) -> int:
         case_budget_s=budget,
         timeout_s=timeout,
         plugins=not args.no_plugins,
+        operations=[o.strip() for item in args.operations for o in item.split(",") if o.strip()]
+        if args.operations
+        else None,
     )
     for mismatch in plan.mismatches:
         if args.skip_platform_check:
@@ -150,9 +160,9 @@ def measure(ctx: Context) -> int:
             continue
         print(mismatch.message, file=sys.stderr)
         fits = ", ".join(mismatch.fits) or "none"
-        raise UsageError(
-            f"--preset {mismatch.preset}: platform mismatch ({mismatch.problems[0]}); presets that fit: {fits}"
-        )
+        # exit 1, as the calibration seed's tool does on a platform mismatch ("Exits with error code 1")
+        say(f"error: --preset {mismatch.preset}: platform mismatch ({mismatch.problems[0]}); presets that fit: {fits}")
+        return EXIT_FINDINGS
     if args.save and len(plan.devices) > 1:
         keys = ", ".join(d.key for d in plan.devices)
         raise UsageError(f"--save: a profile describes one device; choose one with --device ({keys})")

@@ -49,6 +49,21 @@ def _select(machine, devices) -> list[DeviceInfo]:
     return [by_key[k] for k in wanted]
 
 
+OPERATIONS = {"matmul": "matmul", "memory": "bandwidth"}  # --operations names -> the jobs they run
+
+
+def job_kinds(operations: Iterable[str] | None) -> set[str]:
+    """The job kinds of the operations asked for (the calibration seed's --operations); ValueError naming an
+    unknown one."""
+    if operations is None:
+        return set(OPERATIONS.values())
+    names = list(operations)
+    unknown = [o for o in names if o not in OPERATIONS]
+    if unknown or not names:
+        raise ValueError(f"unknown operation(s) {', '.join(unknown) or '(none)'}: expected {', '.join(OPERATIONS)}")
+    return {OPERATIONS[o] for o in names}
+
+
 def bench_machine(
     machine,
     devices=None,
@@ -60,15 +75,18 @@ def bench_machine(
     on_progress: Callable[[dict], None] | None = None,
     peak_overrides: dict | None = None,
     plan: Plan | None = None,
+    operations: Iterable[str] | None = None,
 ) -> dict[str, BenchReport]:
     """Benchmark the machine's devices (all by default); returns device key -> BenchReport.
 
     precisions: names to run (default: every precision the architecture has, native or emulated).
     peak_overrides: precision -> knowledge.Peak to use instead of the tables (a calibration preset).
     plan: shapes and timing to use instead of the mode's (tests, experiments).
+    operations: which of OPERATIONS to run ("matmul": the precision sweep, "memory": the bandwidth); default both.
     on_progress(event): {"device", "precision", "shape", "done", "total"} as cases finish.
     """
     chosen = _select(machine, devices)
+    kinds = job_kinds(operations)
     wanted = list(precisions) if precisions is not None else None
     if wanted is not None:
         unknown = [p for p in wanted if p not in PRECISIONS]
@@ -88,11 +106,11 @@ def bench_machine(
             reason = "not run: torch cannot see this device (no torch build for it, or it is hidden)"
             per_device[device.key] = ([], [], {p: reason for p in run} | not_run)
             continue
-        per_device[device.key] = (
-            device_tasks(device, run, plan or plan_for(device, mode), case_budget_s),
-            run,
-            not_run,
-        )
+        if "matmul" not in kinds:  # the sweep left out: no precision is measured, and says why
+            not_run = {**not_run, **{p: "not run: --operations leaves out matmul" for p in run}}
+            run = []
+        jobs = device_tasks(device, run, plan or plan_for(device, mode), case_budget_s)
+        per_device[device.key] = ([j for j in jobs if j.kind in kinds], run, not_run)
     jobs = [j for js, _, _ in per_device.values() for j in js]
     results = _run(jobs, cancel, timeout_s, on_progress)
     reports = {}
