@@ -86,7 +86,7 @@ def test_verified_and_measured_results_are_used_and_named(live):
     assert ok and "verified by the probe" in reason
     config = amp.AmpConfig.auto("cpu")
     assert config.dtype is torch.bfloat16 and config.verified is True
-    assert any("measured 2.1x fp32 here (benchmark)" in r for r in config.reasons)
+    assert any("measured 2.1x fp32 here (benchmark " in r for r in config.reasons)
     assert (config.loss_scaling, config.lightning_precision, config.accelerate_mixed_precision) == (
         "none",
         "bf16-mixed",

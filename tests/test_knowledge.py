@@ -294,6 +294,9 @@ def cpu(vendor=None, family=None, model=None, features=(), cores=None, mhz=None,
         ("AuthenticAMD", "0x19", "0x61", [], "Zen 4"),  # Raphael, hex spelling
         ("AuthenticAMD", 26, 0x44, [], "Zen 5"),
         ("GenuineIntel", 6, 151, [], "CPU"),  # a client part we do not name
+        # A KVM guest on a Sapphire Rapids-class host that reported model 167 (this project's VM, 2026-11-28)
+        ("GenuineIntel", 6, 167, ["avx512_f", "avx512_bf16", "amx_bf16"], "Sapphire Rapids or later (AMX)"),
+        ("GenuineIntel", 6, 167, ["avx512_f", "avx512_bf16"], "CPU"),
         ("AuthenticAMD", 25, 0xB0, [], "CPU"),
         (None, None, None, [], "CPU"),
     ],

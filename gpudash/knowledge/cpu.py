@@ -8,7 +8,8 @@ e4m3fn/e5m2 without fp8 hardware (torch 2.13 on a Zen 4 VM measured 140-165 GFLO
 fp32: emulated); AMX rates: Intel's AMX overview (2048 int8 / 1024 bf16 operations per cycle per core).
 Microarchitecture from (vendor, family, model) as in the Intel SDM / AMD family numbering:
   Intel family 6: 85 Skylake-SP / Cascade Lake / Cooper Lake (told apart by VNNI and AVX512-BF16),
-    106/108 Ice Lake-SP, 143 Sapphire Rapids, 207 Emerald Rapids, 173/174 Granite Rapids.
+    106/108 Ice Lake-SP, 143 Sapphire Rapids, 207 Emerald Rapids, 173/174 Granite Rapids; any other model with
+    AMX-BF16 "Sapphire Rapids or later (AMX)" (AMX arrived with Sapphire Rapids; VMs may show another model).
   AMD family 0x17: model < 0x30 "Zen/Zen+" (the two share model ranges), otherwise "Zen 2";
     family 0x19: models 0x00-0x0f and 0x20-0x5f "Zen 3", 0x10-0x1f and 0x60-0xaf "Zen 4"; family 0x1a "Zen 5".
   Anything else -> "CPU".
@@ -86,12 +87,15 @@ def microarch(device: DeviceFacts) -> str:
     if family is None or model is None:
         return "CPU"
     if vendor == "intel" and family == 6:
+        feats = features(device)
         if model == 85:
-            feats = features(device)
             if "avx512_bf16" in feats:
                 return "Cooper Lake"
             return "Cascade Lake" if "avx512_vnni" in feats else "Skylake-SP"
-        return _INTEL_FAMILY6.get(model, "CPU")
+        # A hypervisor may show a model number of another part (a KVM guest of a Sapphire Rapids host reported
+        # model 167, a client part's); AMX exists only from Sapphire Rapids on, so the flags still place it.
+        fallback = "Sapphire Rapids or later (AMX)" if "amx_bf16" in feats else "CPU"
+        return _INTEL_FAMILY6.get(model, fallback)
     if vendor == "amd":
         if family == 0x17:
             return "Zen/Zen+" if model < 0x30 else "Zen 2"

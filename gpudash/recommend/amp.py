@@ -35,7 +35,7 @@ LIGHTNING_PRECISION = {BF16: "bf16-mixed", FP16: "16-mixed", FP32: "32-true"}
 ACCELERATE_MIXED_PRECISION = {BF16: "bf16", FP16: "fp16", FP32: "no"}
 SHORT = {BF16: "bf16", FP16: "fp16", FP32: "fp32"}
 
-MIN_MEASURED_GAIN = 1.1  # "measured faster": at least 10 % over fp32, beyond timing noise
+MIN_MEASURED_GAIN = 1.1  # "measured faster": at least 10 % over fp32, with the measurement's whole spread
 MIN_PACKED_FP16_SPEEDUP = 1.5  # packed fp16 without matrix units must clearly pay for autocast's casts
 
 # Families where a user report found mixed precision unstable.
@@ -97,8 +97,10 @@ def verified_and_faster(facts: Facts, precision: str) -> tuple[float, str] | Non
     result = facts.probe_result(precision)
     if result is None or result.verdict != "verified":
         return None
-    speed = facts.speed(precision)
-    return speed if speed is not None and speed[0] >= MIN_MEASURED_GAIN else None
+    faster = facts.compare_speed(precision, MIN_MEASURED_GAIN)
+    if faster.answer is not True or faster.figure is None:
+        return None
+    return faster.figure.value, faster.figure.describe() + (f"; {faster.note}" if faster.note else "")
 
 
 def _cautious_bf16(facts: Facts, bf16: Verdict, caution: str) -> AmpChoice:
@@ -153,7 +155,7 @@ def _fp16_or_fp32(facts: Facts, bf16: Verdict) -> AmpChoice:
             prov,
         )
     speed = facts.speedup("fp16")
-    if speed is not None and speed >= MIN_PACKED_FP16_SPEEDUP:
+    if speed is not None and facts.compare_speed("fp16", MIN_PACKED_FP16_SPEEDUP).answer is True:
         return AmpChoice(
             FP16,
             f"{bf16.reason}; no fp16 matrix units, but fp16 measured {speed:.1f}x fp32 here: "
@@ -178,9 +180,13 @@ def _cpu_dtype(facts: Facts) -> AmpChoice:
     bf16 = judge(facts, "bf16")
     if not bf16.ok:
         return AmpChoice(FP32, f"{bf16.reason}: full fp32 on this CPU", bf16.provenance)
-    found = facts.speed("bf16")
-    if found is None:
+    faster = facts.compare_speed("bf16", MIN_MEASURED_GAIN)
+    fig = faster.figure
+    if fig is None:
         why = "replayed" if facts.replayed else (facts.not_run.get("bench") or "no benchmark ran")
+        passed = facts.passed_over("bf16")
+        if passed and not facts.replayed:
+            why = f"no reliable measurement: {passed[0]}"
         return AmpChoice(
             FP32,
             f"bf16 is native on {facts.arch.family} but its speed was not measured ({why}); "
@@ -188,12 +194,23 @@ def _cpu_dtype(facts: Facts) -> AmpChoice:
             "(run `gpudash export --bench quick`): full fp32",
             SPEC,
         )
-    speed, source = found
-    if speed < MIN_MEASURED_GAIN:
-        return AmpChoice(FP32, f"bf16 native but measured only {speed:.2f}x fp32 here ({source}): full fp32", MEASURED)
+    note = f"; {faster.note}" if faster.note else ""
+    if faster.answer is None:
+        return AmpChoice(
+            FP32,
+            f"bf16 native, but whether it is {MIN_MEASURED_GAIN:g}x fp32 here is not settled ({faster.note}): "
+            "full fp32 until a measurement is conclusive",
+            MEASURED,
+        )
+    if faster.answer is False:
+        return AmpChoice(
+            FP32,
+            f"bf16 native but measured only {fig.value:.2f}x fp32 here ({fig.describe()}{note}): full fp32",
+            MEASURED,
+        )
     return AmpChoice(
         BF16,
-        f"bf16 native on {facts.arch.family} and measured {speed:.1f}x fp32 here ({source}): "
+        f"bf16 native on {facts.arch.family} and measured {fig.value:.1f}x fp32 here ({fig.describe()}{note}): "
         "bfloat16 autocast on the CPU, no loss scaling",
         MEASURED,
     )

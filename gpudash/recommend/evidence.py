@@ -1,7 +1,8 @@
 """Can training use a precision on this device? The evidence in order of trust: spec, probe, checks, benchmark.
 
 `support`: the architecture has it natively, the probe (if one ran) did not find it broken, and no check
-flags it. `judge`: supported, and no measurement (benchmark, or the probe's timing) found it slower than fp32.
+flags it. `judge`: supported, and no reliable measurement (benchmark, or the probe's timing) found it slower than
+fp32 beyond its noise (recommend/speed.py).
 The verdict keeps the reason and the provenance of the deciding fact.
 """
 
@@ -68,10 +69,15 @@ def judge(facts: Facts, precision: str) -> Verdict:
     verdict = support(facts, precision)
     if not verdict.ok:
         return verdict
-    found = facts.speed(precision)
-    if found is not None and found[0] < 1.0:
-        speed, source = found
-        return Verdict(False, f"{precision} measured {speed:.2f}x the fp32 speed here (slower; {source})", MEASURED)
+    slower = facts.compare_speed(precision, 1.0)
+    if slower.answer is False and slower.figure is not None:
+        fig = slower.figure
+        note = f"; {slower.note}" if slower.note else ""
+        return Verdict(
+            False,
+            f"{precision} measured {fig.value:.2f}x the fp32 speed here (slower; {fig.describe()}{note})",
+            MEASURED,
+        )
     return verdict
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpudash.config import defaults
 from gpudash.knowledge import ArchInfo, arch_for
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
 from gpudash.models import DeviceInfo, Runtime, to_dict
+from gpudash.recommend.speed import Comparison, Figure, compare, figure
 
 
 @dataclass(frozen=True)
@@ -71,22 +72,42 @@ class Facts:
     def probe_result(self, precision: str) -> PrecisionTestResult | None:
         return self.probe.results.get(precision) if self.probe is not None else None
 
+    def speed_figures(self, precision: str) -> list[Figure]:
+        """Reliable measured speeds of `precision` over fp32 here, newest first: the benchmark's (and the older
+        reliable ones its history kept), then the probe's timing, which times each precision against fp32 in
+        alternation (rate_vs_fp32). A figure marked unreliable (contention) or implausible is left out, and so
+        is every figure of a benchmark whose fp32 figure was."""
+        out: list[Figure] = []
+        if self.bench is not None:
+            out += _bench_figures(self.bench, precision)
+        result = self.probe_result(precision) if self.probe is not None else None
+        if result is not None and result.verified is not None:
+            details = result.details or {}
+            value = details.get("rate_vs_fp32")
+            if _positive(value):
+                out.append(figure(float(value), details.get("rate_range"), "probe timing", details.get("measured_at")))
+        return out
+
     def speed(self, precision: str) -> tuple[float, str] | None:
-        """(measured throughput of `precision` over fp32 here, which measurement said so): the benchmark first,
-        then the probe, whose matmul check times each precision against fp32 in alternation (rate_vs_fp32)."""
-        for matrix, source in ((self.bench, "benchmark"), (self.probe, "probe")):
-            if matrix is None:
-                continue
-            value = matrix.speedup_vs_fp32.get(precision)
-            result = matrix.results.get(precision)
-            if value is None and result is not None:
-                value = result.speedup_vs_fp32
-                if value is None and source == "probe" and result.verified is not None:
-                    value = (result.details or {}).get("rate_vs_fp32")
-                    source = "probe timing"
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
-                return float(value), source
-        return None
+        """(the newest reliable measured speed of `precision` over fp32 here, which measurement said so)."""
+        found = self.speed_figures(precision)
+        return (found[0].value, found[0].source) if found else None
+
+    def compare_speed(self, precision: str, threshold: float) -> Comparison:
+        """Is `precision` measured at least `threshold` x fp32 here, beyond the noise (recommend/speed.py)."""
+        return compare(self.speed_figures(precision), threshold)
+
+    def passed_over(self, precision: str) -> list[str]:
+        """Benchmark figures of `precision` left out as unreliable or implausible, newest first, one line each."""
+        out: list[str] = []
+        for matrix in (self.bench,):
+            result = matrix.results.get(precision) if matrix is not None else None
+            details = (result.details or {}) if result is not None else {}
+            out += [str(line) for line in details.get("passed_over") or []]
+            for key in ("unreliable_reason", "implausible_reason"):
+                if details.get(key):
+                    out.append(str(details[key]))
+        return out
 
     def speedup(self, precision: str) -> float | None:
         """Measured throughput of `precision` over fp32 on this device (see `speed`), None when not measured."""
@@ -105,6 +126,35 @@ class Facts:
     def checks_flagging(self, precision: str, statuses: tuple[str, ...] = ("fail",)) -> list[dict[str, Any]]:
         """Checks with one of `statuses` that name `precision` (in details, or as a word of the check name)."""
         return [c for c in self.device_checks() if c.get("status") in statuses and _names(c, precision)]
+
+
+def _positive(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _trusted(result: PrecisionTestResult | None) -> bool:
+    details = (result.details or {}) if result is not None else {}
+    return not (
+        details.get("reliable") is False or details.get("unreliable_reason") or details.get("implausible_reason")
+    )
+
+
+def _bench_figures(matrix: PrecisionCapabilityMatrix, precision: str) -> list[Figure]:
+    """A benchmark's speed of `precision` with its spread, then the older reliable figures the history kept."""
+    result = matrix.results.get(precision)
+    if not _trusted(result) or not _trusted(matrix.results.get("fp32")):
+        return []
+    value = matrix.speedup_vs_fp32.get(precision)
+    if value is None and result is not None:
+        value = result.speedup_vs_fp32
+    if not _positive(value):
+        return []
+    details = (result.details or {}) if result is not None else {}
+    out = [figure(float(value), details.get("speedup_range"), "benchmark", details.get("measured_at"))]
+    for old in details.get("history") or []:
+        if isinstance(old, dict) and _positive(old.get("value")):
+            out.append(figure(float(old["value"]), old.get("range"), "benchmark", old.get("measured_at")))
+    return out
 
 
 def _names(check: dict[str, Any], precision: str) -> bool:

@@ -7,6 +7,7 @@ from gpudash.knowledge import arch_for
 from gpudash.measure.bench.entries import bandwidth_entries, precision_result, shape_entry
 from gpudash.measure.bench.jobs import Job
 from gpudash.measure.bench.peaks import bench_peaks, check_estimated_peaks, peak_provenance, preset_notes
+from gpudash.measure.bench.plausibility import mark_implausible
 from gpudash.measure.bench.report import BenchReport
 from gpudash.measure.runner import OK, TaskResult
 from gpudash.measure.schema import PrecisionCapabilityMatrix, PrecisionTestResult
@@ -30,7 +31,7 @@ def assemble(
 ) -> BenchReport:
     arch = arch_for(device)
     peaks = bench_peaks(device, overrides)
-    by_precision = {j.precision: r for j, r in zip(jobs, results) if j.kind == "matmul"}
+    by_precision = _per_precision(jobs, results)
     bandwidth = next((r for j, r in zip(jobs, results) if j.kind == "bandwidth"), None)
     shape_entries: list[dict] = []
     records: dict[str, PrecisionTestResult] = {}
@@ -52,6 +53,9 @@ def assemble(
     for p, r in records.items():
         if r.supported and "fp32" in best:
             r.speedup_vs_fp32 = 1.0 if p == "fp32" else speedup[p]
+            if p != "fp32":
+                r.details["speedup_range"] = _speedup_range(r, records["fp32"])
+    implausible = mark_implausible(device, records)
     matrix = PrecisionCapabilityMatrix(
         hardware_name=device.name,
         supported_precisions=[p for p, r in records.items() if r.supported],
@@ -65,9 +69,8 @@ def assemble(
         provenance=MEASURED,
     )
     peak_info = peak_provenance(peaks)
-    notes = _busy_note(shape_entries) + check_estimated_peaks(
-        records, shape_entries, peaks, peak_info, keep=set(overrides or ())
-    )
+    notes = _busy_note(shape_entries) + _unreliable_notes(records) + implausible
+    notes += check_estimated_peaks(records, shape_entries, peaks, peak_info, keep=set(overrides or ()))
     notes += preset_notes(records, overrides)
     return BenchReport(
         device=device.key,
@@ -87,14 +90,51 @@ def assemble(
     )
 
 
+def _per_precision(jobs: list[Job], results: list[TaskResult]) -> dict[str | None, TaskResult]:
+    """The matmul sweep's outcome as one TaskResult per precision (one sweep measures them all together; a job
+    of a single precision, as plugins and tests build them, carries that precision's sweep itself)."""
+    out: dict[str | None, TaskResult] = {}
+    for job, res in zip(jobs, results):
+        if job.kind != "matmul":
+            continue
+        if not job.precisions:
+            out[job.precision] = res
+            continue
+        sweeps = ((res.value or {}).get("sweeps") or {}) if res.status == OK else {}
+        for p in job.precisions:
+            value = sweeps.get(p)
+            if res.status != OK:
+                out[p] = TaskResult(res.task, res.status, None, res.error, res.duration_s, res.output_tail)
+            elif value is None:
+                out[p] = TaskResult(res.task, "error", None, "the sweep returned nothing for it", res.duration_s)
+            else:
+                out[p] = TaskResult(res.task, OK, value, None, res.duration_s, res.output_tail)
+    return out
+
+
+def _speedup_range(own: PrecisionTestResult, fp32: PrecisionTestResult) -> list[float] | None:
+    """The speed over fp32 from the slow end of one spread to the fast end of the other: the band a decision
+    must clear to be more than noise."""
+    a, b = own.details.get("gflops_range"), fp32.details.get("gflops_range")
+    if not a or not b or not b[0] or not b[1]:
+        return None
+    return [a[0] / b[1], a[1] / b[0]]
+
+
+def _unreliable_notes(records: dict[str, PrecisionTestResult]) -> list[str]:
+    return [f"{p}: {r.details['unreliable_reason']}" for p, r in records.items() if r.details.get("unreliable_reason")]
+
+
 def _busy_note(shape_entries: list[dict]) -> list[str]:
     """A warning when other processes took enough of the CPU to pull figures down."""
     loaded = [e for e in shape_entries if (e.get("other_load") or 0.0) > BUSY_NOTE]
     if not loaded:
         return []
     worst = max(loaded, key=lambda e: e["other_load"])
+    kept = sum(1 for e in loaded if not e.get("contended"))
     return [
         f"other processes took up to {worst['other_load']:.0%} of the CPU while measuring "
         f"({len(loaded)} of {len(shape_entries)} cases; worst {worst['precision']} "
-        f"{'x'.join(map(str, worst['shape']))}): those figures are lower than this hardware can do"
+        f"{'x'.join(map(str, worst['shape']))}): the rounds they disturbed were left out, "
+        f"{kept} of those cases still had enough quiet rounds"
     ]

@@ -20,11 +20,21 @@ def shape_entry(precision: str, case: dict, peak) -> dict:
         "gflops": case["gflops"],
         "median_s": case["median_s"],
         "mean_s": case["mean_s"],
-        "spread": {"p10_s": case["p10_s"], "p90_s": case["p90_s"], "min_s": case["min_s"]},
+        "spread": {
+            "p10_s": case["p10_s"],
+            "p25_s": case.get("p25_s", case["p10_s"]),
+            "p75_s": case.get("p75_s", case["p90_s"]),
+            "p90_s": case["p90_s"],
+            "min_s": case["min_s"],
+        },
         "reps": case["reps"],
         "efficiency": eff,
         "budget_cut": case.get("budget_cut", False),
         "other_load": case.get("other_load"),
+        "steal": case.get("steal"),
+        "timed_reps": case.get("timed_reps", case["reps"]),
+        "contended": bool(case.get("contended")),
+        "contention": case.get("contention"),
     }
 
 
@@ -54,18 +64,31 @@ def precision_result(
     if not entries:
         r.failure_reason = value.get("failure_reason") or value.get("stopped") or "no shape could be measured"
         return r
-    best = max(entries, key=lambda e: e["gflops"])
+    quiet = [e for e in entries if not e["contended"]]
+    best = max(quiet or entries, key=lambda e: e["gflops"])
     r.supported = True
     r.measured_gflops = best["gflops"]
     r.efficiency = best["efficiency"]
     r.mean_latency_ms = best["mean_s"] * 1000.0
     r.test_size = max(best["shape"])
     r.num_trials = best["reps"]
+    flops = 2.0 * best["shape"][0] * best["shape"][1] * best["shape"][2]
     r.details.update(
         best_shape=best["shape"],
-        median_gflops=statistics.median(e["gflops"] for e in entries),
+        median_gflops=statistics.median(e["gflops"] for e in quiet or entries),
         median_latency_ms=best["median_s"] * 1000.0,
+        # The best shape's middle half of calls as GFLOPS (its p75 call time gives the low figure, its p25 the
+        # high one): the band a comparison must clear to be more than timing noise.
+        gflops_range=[flops / best["spread"]["p75_s"] / 1e9, flops / best["spread"]["p25_s"] / 1e9],
+        reliable=not best["contended"],
     )
+    if best["contended"]:
+        worst = max(entries, key=lambda e: e.get("other_load") or 0.0)
+        why = worst.get("contention") or "the measuring rounds saw contention"
+        r.details["unreliable_reason"] = (
+            f"contended: {why} in every try of all {len(entries)} measured shapes "
+            "(too few calls from quiet rounds); not remembered"
+        )
     if peak is not None:
         r.details["peak_provenance"] = peak.provenance
     return r
@@ -84,7 +107,7 @@ def bandwidth_entries(device: DeviceInfo, job_result: TaskResult | None) -> list
     for case in (job_result.value or {}).get("cases") or []:
         entry = dict(case)
         if case.get("status") == "ok":
-            entry["spread"] = {"p10_s": case["p10_s"], "p90_s": case["p90_s"], "min_s": case["min_s"]}
+            entry["spread"] = {k: case[k] for k in ("p10_s", "p25_s", "p75_s", "p90_s", "min_s") if k in case}
             entry["efficiency"] = None
             if spec is not None and case["op"] == "copy":
                 entry.update(

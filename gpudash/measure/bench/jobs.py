@@ -1,4 +1,5 @@
-"""What runs on one device: a matmul sweep per precision, then memory bandwidth, as runner Tasks.
+"""What runs on one device: one matmul sweep of every precision (timed in alternation), then memory bandwidth,
+as runner Tasks.
 
 `device_tasks` is the one place that decides what a benchmark runs; the task code itself lives in
 `bench_tasks` and runs in the child process.
@@ -16,7 +17,7 @@ from gpudash.measure.runner import Task
 from gpudash.models import DeviceInfo
 from gpudash.precisions import PRECISIONS
 
-MATMUL_TASK = "gpudash.measure.bench.tasks.matmul:sweep"
+MATMUL_TASK = "gpudash.measure.bench.tasks.matmul:interleaved"
 BANDWIDTH_TASK = "gpudash.measure.bench.tasks.bandwidth:run"
 
 
@@ -26,9 +27,10 @@ class Job:
 
     device: str  # device key
     kind: str  # "matmul" | "bandwidth" (more kinds may be appended, e.g. plugin benchmarks)
-    precision: str | None
+    precision: str | None  # what progress lines call it: "fp32,bf16" for the matmul sweep
     task: Task
     units: int  # progress units (cases) this task reports
+    precisions: tuple[str, ...] = ()  # the matmul sweep's precisions, in the order they alternate
 
 
 def default_precisions(device: DeviceInfo) -> tuple[list[str], dict[str, str]]:
@@ -44,27 +46,35 @@ def default_precisions(device: DeviceInfo) -> tuple[list[str], dict[str, str]]:
 
 
 def device_tasks(device: DeviceInfo, precisions: Iterable[str], plan: Plan, case_budget_s: float) -> list[Job]:
-    """The benchmark tasks for one device: a matmul sweep per precision, then memory bandwidth."""
+    """The benchmark tasks for one device: one matmul sweep over every precision, then memory bandwidth."""
     where = torch_device(device)
     arch = arch_for(device)
     dtypes = {"fp8_e4m3": arch.fp8_dtype, "fp8_e5m2": arch.fp8_e5m2_dtype}
     shapes = [list(s) for s in plan.shapes]
     per_case = 2 * case_budget_s + plan.measure_s + 1.0  # a case may run to twice its budget (clocks.measure)
+    chosen = list(precisions)
     jobs = []
-    for p in precisions:
+    if chosen:
         kwargs = {
             "device": where,
-            "precision": p,
+            "precisions": chosen,
             "shapes": shapes,
             "measure_s": plan.measure_s,
             "case_budget_s": case_budget_s,
             "dtypes": dtypes,
             "sweep_budget_s": plan.sweep_budget_s,
         }
+        # A contended case may time up to RETRY_FACTOR measuring times more (clocks.measure_rounds).
+        per_case += 2.0 * plan.measure_s
+        cases = len(shapes) * len(chosen)
         task = Task(
-            MATMUL_TASK, kwargs, timeout_s=30.0 + per_case * len(shapes), name=f"{device.key} matmul {p}", progress=True
+            MATMUL_TASK,
+            kwargs,
+            timeout_s=30.0 + per_case * cases,
+            name=f"{device.key} matmul {','.join(chosen)}",
+            progress=True,
         )
-        jobs.append(Job(device.key, "matmul", p, task, len(shapes)))
+        jobs.append(Job(device.key, "matmul", ",".join(chosen), task, cases, tuple(chosen)))
     copy_bytes = plan.copy_bytes
     if device.memory_total_bytes:
         copy_bytes = min(copy_bytes, device.memory_total_bytes // 16)  # two buffers, room to spare

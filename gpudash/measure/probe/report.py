@@ -24,6 +24,8 @@ def precision_json(result: PrecisionTestResult) -> dict[str, Any]:
         "failure_reason": result.failure_reason,
         "note": details.get("note"),
         "rate_vs_fp32": details.get("rate_vs_fp32"),
+        "rate_range": details.get("rate_range"),
+        "rate_basis": details.get("rate_basis"),
         "torch_basis": details.get("torch_basis"),
         "checks": details.get("checks", []),
     }

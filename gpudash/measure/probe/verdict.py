@@ -39,8 +39,6 @@ def _headline(checks: list[dict]) -> dict:
 def slow_reference_note(precision: str, matmul: dict) -> str | None:
     """The slow-reference finding for a correct matmul, or None when the rate is fine or unknown."""
     ratio = matmul.get("rate_vs_fp32")
-    if matmul.get("rate_unreliable"):
-        return None  # a rate taken while the core was taken away says nothing about the path
     if precision in RATE_EXEMPT or not isinstance(ratio, (int, float)) or ratio >= SLOW_REFERENCE_FRACTION:
         return None
     shape = "x".join(str(n) for n in matmul.get("timing_shape") or [])
@@ -100,7 +98,7 @@ def judge(
     details["checks"] = checks
     head = _headline(checks)
     errors = {"max_rel_error": _finite(head.get("max_rel_error")), "max_abs_error": _finite(head.get("max_abs_error"))}
-    for key in ("gflops", "fp32_gflops", "rate_vs_fp32", "rate_range", "rate_unreliable", "timing_shape"):
+    for key in ("gflops", "fp32_gflops", "rate_vs_fp32", "rate_range", "rate_basis", "timing_shape"):
         if key in head:
             details[key] = head[key]
     if head.get("note"):

@@ -1,4 +1,11 @@
-"""Timing one benchmark case: warm-up, repetitions within a time budget, median and spread.
+"""Timing benchmark cases: warm-up, then rounds of timed calls, median and spread.
+
+The precisions being compared are timed in alternation (fp32, bf16, fp32, bf16, ... a block of calls each per
+round), the way a fair comparison must be made on a machine whose load changes: a neighbour that starts mid-case
+slows both alike instead of whichever happened to run second. Each round is tagged with the contention seen
+during it (contention.py); calls from contended rounds are kept out of the figures, and a case keeps timing
+(within its budget) until it has enough calls from quiet rounds. A case that never gets them is marked
+contended, and the report says its figures are unreliable.
 
 Two clocks: `time.perf_counter` around each call on the CPU (a CPU matmul returns when it is done),
 and CUDA events on GPUs (kernels are asynchronous; events time them on the device). The GPU clock
@@ -13,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudash.measure.bench.tasks.contention import OtherLoad
+from gpudash.measure.bench.tasks.contention import OtherLoad, Seen
 
 MIN_REPS = 3
 MAX_REPS = 10_000
@@ -67,20 +74,35 @@ class Timing:
     warmup_reps: int
     first_call_s: float  # the first warm-up call (includes one-off set-up such as kernel selection)
     budget_cut: bool  # the case budget stopped the repetitions before the measuring time was used
-    other_load: float | None = None  # CPU share other processes took while timing (CPU clock only)
+    other_load: float | None = None  # worst CPU share other processes took in a round (CPU clock only)
+    clean: list[float] | None = None  # the calls of rounds that saw no contention (None: not watched)
+    steal: float | None = None  # worst steal share in a round (CPU clock in a VM)
+    contention: str | None = None  # why rounds were contended (the worst one), None when none was
+
+    @property
+    def contended(self) -> bool:
+        """Too few calls came from quiet rounds to stand for the hardware."""
+        return self.clean is not None and len(self.clean) < MIN_REPS
 
     def summary(self) -> dict:
-        ordered = sorted(self.times)
+        used = self.times if self.clean is None or self.contended else self.clean
+        ordered = sorted(used)
         return {
             "median_s": statistics.median(ordered),
             "mean_s": statistics.fmean(ordered),
             "min_s": ordered[0],
             "p10_s": _quantile(ordered, 0.10),
+            "p25_s": _quantile(ordered, 0.25),
+            "p75_s": _quantile(ordered, 0.75),
             "p90_s": _quantile(ordered, 0.90),
             "reps": len(ordered),
+            "timed_reps": len(self.times),
             "warmup_reps": self.warmup_reps,
             "budget_cut": self.budget_cut,
             "other_load": self.other_load,
+            "steal": self.steal,
+            "contended": self.contended,
+            "contention": self.contention,
         }
 
 
@@ -100,20 +122,25 @@ class OverBudget(Exception):
         self.call_s = call_s
 
 
-def measure(
-    call: Callable[[], object], clock, *, measure_s: float, case_budget_s: float, min_reps: int = MIN_REPS
-) -> Timing:
-    """Warm up for about a quarter of `measure_s`, then time calls for `measure_s` (at least `min_reps`),
-    never starting a call that would take the case past `case_budget_s`. At least one call is timed,
-    so a case whose first call nearly fills the budget can take up to twice the budget."""
+@dataclass
+class Warm:
+    """A call after its warm-up: how many warm-up calls ran, the first one's time, and one call's estimate."""
+
+    reps: int
+    first_s: float
+    estimate_s: float
+    spent_s: float
+
+
+def warm_up(call: Callable[[], object], clock, *, measure_s: float, case_budget_s: float) -> Warm:
+    """Warm up for about a quarter of `measure_s`. The first call pays for kernel selection and cold caches, so a
+    second one follows unless the first alone filled the warm-up time (a long call's one-off costs are small
+    beside it) or would eat into the half of the budget kept for timing. Raises OverBudget for a slow path."""
     began = time.perf_counter()
     first = clock.run(call, 1)[0]
     if first > case_budget_s:
         raise OverBudget(first)
     warm = [first]
-    # Warm up for a quarter of the measuring time. The first call pays for kernel selection and cold
-    # caches, so a second one follows unless the first alone filled the warm-up time (a long call's
-    # one-off costs are small beside it) or would eat into the half of the budget kept for timing.
     warmup_s = measure_s / 4
     while len(warm) < 50:
         elapsed = time.perf_counter() - began
@@ -123,18 +150,110 @@ def measure(
             break
         warm += clock.run(call, 1)
     estimate = min(warm[1:]) if len(warm) > 1 else first
-    times: list[float] = []
-    budget_cut = False
-    load = OtherLoad() if clock.shares_host else None
-    timed_from = time.perf_counter()
-    while len(times) < MAX_REPS:
-        now = time.perf_counter()
-        if len(times) >= min_reps and now - timed_from >= measure_s:
+    return Warm(len(warm), first, estimate, time.perf_counter() - began)
+
+
+ROUNDS = 8  # blocks per precision in one measuring time: enough to tell a passing neighbour from the rate
+RETRY_FACTOR = 2.0  # a contended case may keep timing this many measuring times more, within its budget
+
+
+@dataclass
+class _Track:
+    """One call's timing across rounds."""
+
+    call: Callable[[], object]
+    warm: Warm
+    times: list[float]
+    clean: list[float]
+    spent_s: float  # warm-up plus timed blocks: what counts against the case budget
+    budget_cut: bool = False
+    done: bool = False
+
+
+def measure_rounds(
+    calls: dict[str, tuple[Callable[[], object], Warm]],
+    clock,
+    *,
+    measure_s: float,
+    case_budget_s: float,
+    watch=None,
+    min_reps: int = MIN_REPS,
+    retry: bool = True,
+) -> dict[str, Timing]:
+    """Time several warmed-up calls in alternation, a block of each per round, until each has been timed for
+    `measure_s` (at least `min_reps` calls), never starting a block that would take one past `case_budget_s`.
+
+    `watch` (contention.OtherLoad or GpuWatch, or None) tags each round; with it, a call short of `min_reps` calls
+    from quiet rounds keeps going for up to RETRY_FACTOR x `measure_s` more when `retry` allows."""
+    tracks = {name: _Track(call, warm, [], [], warm.spent_s) for name, (call, warm) in calls.items()}
+    block_s = measure_s / ROUNDS
+    worst = Seen(0.0, 0.0) if watch is not None and clock.shares_host else Seen()
+    while True:
+        active = [t for t in tracks.values() if not t.done]
+        if not active:
             break
-        if times and now - began + estimate > case_budget_s:
-            budget_cut = len(times) < min_reps or now - timed_from < measure_s
-            break
-        remaining = max(measure_s - (now - timed_from), estimate)
-        batch = max(1, min(clock.max_batch, int(remaining / max(estimate, 1e-9))))
-        times += clock.run(call, batch)
-    return Timing(times, len(warm), first, budget_cut, load.share() if load else None)
+        if watch is not None:
+            watch.restart()
+        ran: list[tuple[_Track, list[float]]] = []
+        for track in active:
+            timed = sum(track.times)
+            enough = len(track.times) >= min_reps and timed >= measure_s
+            quiet_enough = watch is None or len(track.clean) >= min_reps or not retry
+            over_retry = timed >= measure_s * (1 + RETRY_FACTOR)
+            if enough and (quiet_enough or over_retry):
+                track.done = True
+                continue
+            estimate = track.warm.estimate_s
+            if track.times and track.spent_s + estimate > case_budget_s:
+                track.budget_cut = len(track.times) < min_reps or timed < measure_s
+                track.done = True
+                continue
+            room = case_budget_s - track.spent_s
+            batch = max(1, min(clock.max_batch, int(min(block_s, room) / max(estimate, 1e-9))))
+            started = time.perf_counter()
+            times = clock.run(track.call, batch)
+            track.spent_s += time.perf_counter() - started
+            track.times += times
+            ran.append((track, times))
+        if watch is None or not ran:
+            continue
+        seen = watch.seen()
+        if seen.others is not None:
+            worst.others = max(worst.others or 0.0, seen.others)
+            worst.steal = max(worst.steal or 0.0, seen.steal or 0.0)
+        if seen.reason is None:
+            for track, times in ran:
+                track.clean += times
+        elif worst.reason is None or (seen.others or 0.0) >= (worst.others or 0.0):
+            worst.reason = seen.reason
+    return {
+        name: Timing(
+            t.times,
+            t.warm.reps,
+            t.warm.first_s,
+            t.budget_cut,
+            worst.others,
+            t.clean if watch is not None else None,
+            worst.steal,
+            worst.reason,
+        )
+        for name, t in tracks.items()
+    }
+
+
+def measure(
+    call: Callable[[], object], clock, *, measure_s: float, case_budget_s: float, min_reps: int = MIN_REPS
+) -> Timing:
+    """One call, warmed up and timed in rounds (see measure_rounds); contention is watched on the CPU. At least
+    one call is timed, so a case whose first call nearly fills the budget can take up to twice the budget."""
+    warm = warm_up(call, clock, measure_s=measure_s, case_budget_s=case_budget_s)
+    watch = OtherLoad() if clock.shares_host else None
+    return measure_rounds(
+        {"call": (call, warm)},
+        clock,
+        measure_s=measure_s,
+        case_budget_s=case_budget_s,
+        watch=watch,
+        min_reps=min_reps,
+        retry=False,
+    )["call"]

@@ -1,23 +1,46 @@
-"""How much of the CPU other processes took while a case ran (a shared or virtual machine).
+"""Who else was using the hardware while a case ran (runs in the child).
 
 A CPU matmul uses every core; when another process (or the hypervisor: steal time) takes one, the
-threads wait for each other and throughput can drop many times over. Measuring that share lets a
-report say "these figures are low" instead of passing them off as the hardware's.
+threads wait for each other and throughput can drop many times over. A GPU shared with another job, or
+one that throttles for heat or power, runs slower than the part can. A measurement taken then describes
+the neighbours, not the hardware, so each timing round is tagged with what was seen during it and the
+rounds that saw contention are kept out of the figures (clocks.measure_rounds).
+
+CPU: other processes' CPU time (all busy time minus this process's own) and steal time, as shares of
+wall time x CPUs, from /proc/stat through psutil. GPU: through NVML where the child can load it: other
+processes on the device, and clock-event reasons that mean the clocks were pulled down (hardware slowdown,
+thermal, power brake), never the benign ones (idle, application clocks, the software power cap a full
+matmul normally reaches).
 """
 
 from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 
 import psutil
 
-_IDLE = ("idle", "iowait", "guest", "guest_nice")  # guest time is already counted in user time
+_IDLE = ("idle", "iowait", "guest", "guest_nice", "steal")  # guest time is already counted in user time
+
+OTHERS_LIMIT = 0.10  # a round in which other processes took more than a tenth of the CPU is contended
+STEAL_LIMIT = 0.05  # ... or the hypervisor took more than 5 % of it
+
+# NVML clock-event reasons (nvmlClocksEventReason*, formerly ClocksThrottleReason*) that slow a benchmark
+# without being the part's own sustained limit: HW slowdown, SW thermal, HW thermal, HW power brake.
+GPU_SLOWDOWN_REASONS = {
+    0x8: "hardware slowdown",
+    0x20: "software thermal slowdown",
+    0x40: "hardware thermal slowdown",
+    0x80: "hardware power brake",
+}
 
 
-def _busy_seconds() -> float:
-    times = psutil.cpu_times()
-    return sum(v for k, v in times._asdict().items() if k not in _IDLE)
+def _cpu_seconds() -> tuple[float, float]:
+    """(busy seconds of every CPU but steal, steal seconds) since boot."""
+    times = psutil.cpu_times()._asdict()
+    busy = sum(v for k, v in times.items() if k not in _IDLE)
+    return busy, float(times.get("steal", 0.0))
 
 
 def _own_seconds() -> float:
@@ -25,17 +48,104 @@ def _own_seconds() -> float:
     return t.user + t.system
 
 
+@dataclass
+class Seen:
+    """What one round saw: shares of the machine (0-1), and the reason it counts as contended, if it does."""
+
+    others: float | None = None
+    steal: float | None = None
+    reason: str | None = None
+
+
 class OtherLoad:
     """Start, run the case, then `share()`: other processes' CPU time / (wall time x CPUs), 0 to 1."""
 
     def __init__(self) -> None:
         self.cpus = psutil.cpu_count() or 1
-        self._start = (time.monotonic(), _busy_seconds(), _own_seconds())
+        self.restart()
 
-    def share(self) -> float:
-        wall0, busy0, own0 = self._start
+    def restart(self) -> None:
+        busy, steal = _cpu_seconds()
+        self._start = (time.monotonic(), busy, steal, _own_seconds())
+
+    def seen(self) -> Seen:
+        wall0, busy0, steal0, own0 = self._start
         wall = time.monotonic() - wall0
         if wall <= 0:
-            return 0.0
-        others = (_busy_seconds() - busy0) - (_own_seconds() - own0)
-        return min(1.0, max(0.0, others / (wall * self.cpus)))
+            return Seen(0.0, 0.0)
+        busy, steal = _cpu_seconds()
+        others = min(1.0, max(0.0, ((busy - busy0) - (_own_seconds() - own0)) / (wall * self.cpus)))
+        stolen = min(1.0, max(0.0, (steal - steal0) / (wall * self.cpus)))
+        reason = None
+        if others > OTHERS_LIMIT:
+            reason = f"other processes took {others:.0%} of the CPU"
+        elif stolen > STEAL_LIMIT:
+            reason = f"the hypervisor took {stolen:.0%} of the CPU (steal time)"
+        return Seen(others, stolen, reason)
+
+    def share(self) -> float:
+        return self.seen().others or 0.0
+
+
+class GpuWatch:
+    """NVML's view of one GPU between rounds: other processes on it, and clocks pulled down.
+
+    `restart()` at a round's start, `seen()` at its end. Built by `gpu_watch`, which returns None where NVML
+    cannot be loaded or the device not found (then only the timings themselves speak)."""
+
+    def __init__(self, nvml, handle) -> None:
+        self.nvml = nvml
+        self.handle = handle
+        self._reasons = 0
+
+    def restart(self) -> None:
+        self._reasons = self._slowdowns()
+
+    def _others(self) -> int:
+        nvml = self.nvml
+        try:
+            procs = list(nvml.nvmlDeviceGetComputeRunningProcesses(self.handle))
+        except Exception:
+            return 0
+        # Ours is one of them; in a container NVML reports host PIDs, so ours cannot be told by its PID.
+        return max(0, len(procs) - 1)
+
+    def _slowdowns(self) -> int:
+        nvml = self.nvml
+        for name in ("nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"):
+            getter = getattr(nvml, name, None)
+            if getter is None:
+                continue
+            try:
+                return int(getter(self.handle))
+            except Exception:
+                return 0
+        return 0
+
+    def seen(self) -> Seen:
+        mask = self._reasons | self._slowdowns()
+        slow = [why for bit, why in GPU_SLOWDOWN_REASONS.items() if mask & bit]
+        others = self._others()
+        reason = None
+        if others:
+            reason = f"{others} other process{'es' if others > 1 else ''} ran on the GPU"
+        elif slow:
+            reason = f"the GPU's clocks were pulled down ({', '.join(slow)})"
+        return Seen(None, None, reason)
+
+
+def gpu_watch(torch, device: str) -> GpuWatch | None:
+    """A GpuWatch for torch's `device` ("cuda:N"), matched to NVML by UUID, else None."""
+    try:
+        import importlib
+
+        pynvml = importlib.import_module("pynvml")  # by name, as the adapters load it (optional, untyped)
+        pynvml.nvmlInit()
+        index = torch.device(device).index or 0
+        uuid = str(getattr(torch.cuda.get_device_properties(index), "uuid", "") or "")
+        if not uuid:
+            return None
+        handle = pynvml.nvmlDeviceGetHandleByUUID(uuid if uuid.startswith("GPU-") else f"GPU-{uuid}")
+        return GpuWatch(pynvml, handle)
+    except Exception:
+        return None

@@ -237,14 +237,18 @@ def rate_vs_fp32(device: str, precision: str, fp8: dict[str, str]) -> dict:
     fp32 = plain_case("fp32", shape, device, torch.Generator().manual_seed(2))
     flops = 2.0 * shape[0] * shape[1] * shape[2]
     with fp32_matmul_precision("highest"):
-        own_s, fp32_s, rounds = timing.best_of_pair(case.run, fp32.run, device)
-    own, base = flops / own_s / 1e9, flops / fp32_s / 1e9
+        pair = timing.paired(case.run, fp32.run, device)
+    own, base = flops / pair.first_s / 1e9, flops / pair.second_s / 1e9
+    low, high = pair.ratio_range()
     return {
         "timing_shape": list(shape),
         "gflops": own,
         "fp32_gflops": base,
         "rate_vs_fp32": own / base,
-        "timing_rounds": rounds,
+        "rate_range": [low, high],
+        "rate_basis": pair.basis,
+        "timing_rounds": pair.rounds,
+        "undisturbed_rounds": pair.undisturbed,
     }
 
 
