@@ -406,3 +406,23 @@ def test_help_docs_and_behaviour_agree_on_serves_exit_codes(capsys):
     fleet_doc = " ".join((Path(__file__).parent.parent / "docs" / "fleet.md").read_text().split())
     assert "3 cannot listen" in fleet_doc
     # test_exporter.py's test_a_port_in_use_is_one_line_and_exit_3 runs the failure itself
+
+
+def test_help_and_plain_serving_never_import_yaml_or_bcrypt():
+    """PyYAML and bcrypt are paid for only with a web config (and bcrypt only with users in it)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "import gpudash.cli\n"
+        "for argv in (['--help'], ['serve', '--help']):\n"
+        "    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "        gpudash.cli.main(argv)\n"
+        "from gpudash.actions import serve\n"
+        "serve.endpoint(serve.parse_listen('127.0.0.1:0'))\n"
+        "print(sorted(m for m in ('yaml', 'bcrypt') if m in sys.modules))\n"
+    )
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "[]"
