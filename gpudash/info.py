@@ -39,7 +39,9 @@ def precision_support(device: DeviceInfo) -> dict[str, dict[str, Any]]:
     return out
 
 
-def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, Any]:
+def device_json(
+    device: DeviceInfo, sample: Sample | None = None, health: dict[str, Any] | None = None
+) -> dict[str, Any]:
     arch = arch_for(device)
     status, status_reason = device_status(device, sample)
     known = device.status != LOST
@@ -66,6 +68,8 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
         "notes": list(arch.notes) if known else [f"GPU lost: {status_reason}"],
         "mamf": mamf_json(device) if known else {},
         "unavailable": device.unavailable,
+        # the worst of the GPU's counter checks (gpudash.health.device_summary); None for the CPU
+        "health": health,
     }
     features = device.extra.get("gfx_features")
     if device.vendor == "amd" and isinstance(features, dict) and features:
@@ -78,8 +82,12 @@ def device_json(device: DeviceInfo, sample: Sample | None = None) -> dict[str, A
     return out
 
 
-def info_json(machine: Machine, with_samples: bool = True) -> dict[str, Any]:
+def info_json(
+    machine: Machine, with_samples: bool = True, health: dict[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """`health`: device key -> DeviceHealth.to_json() (gpudash.health.device_summary), read by the caller."""
     samples = machine.sample_all() if with_samples else {}
+    health = health or {}
     runtime = to_dict(machine.runtime)
     return {
         "version": INFO_VERSION,
@@ -90,6 +98,6 @@ def info_json(machine: Machine, with_samples: bool = True) -> dict[str, Any]:
         # for the ones missing sit next to it.
         "runtime": {k: v for k, v in runtime.items() if k != "unavailable"},
         "runtime_unavailable": runtime.get("unavailable") or {},
-        "devices": [device_json(d, samples.get(d.key)) for d in machine.devices],
+        "devices": [device_json(d, samples.get(d.key), health.get(d.key)) for d in machine.devices],
         "notes": machine.notes,
     }

@@ -242,7 +242,11 @@ def test_schemas_mirror_the_records_they_describe():
         assert props(name, "$defs", "runtime") == fields(models.Runtime)
     # record.py writes every DeviceInfo field but sources, plus torch's view and the samples; of `extra` only
     # the CPU facts the architecture tables need.
-    assert props("snapshot", "$defs", "device") == fields(models.DeviceInfo) - {"sources"} | {"torch", "samples"}
+    assert props("snapshot", "$defs", "device") == fields(models.DeviceInfo) - {"sources"} | {
+        "torch",
+        "samples",
+        "health_counters",
+    }
     assert fields(models.DeviceInfo) - {"extra"} <= props("info", "$defs", "device")
     for name in ("bench", "profile"):
         assert props(name, "$defs", "precision_result") == fields(records.PrecisionTestResult)

@@ -12,13 +12,18 @@ from gpudash.actions.session import Session
 
 
 def info(
-    session: Session, include_torch: bool | None = True, with_samples: bool = True, redact: bool = False
+    session: Session,
+    include_torch: bool | None = True,
+    with_samples: bool = True,
+    redact: bool = False,
+    health: bool = True,
 ) -> dict[str, Any]:
     """The info document. With `include_torch` torch's own view of the GPUs is merged in (importing torch costs
     a second or more); without it it is left out; with None it is merged only when it is the only view there
     can be (no NVML or amdsmi GPU, but a GPU device node torch could use), and torch's versions are otherwise
     read from its files. With `redact`, the hostname, UUIDs, PCI ids and processes are stable placeholders
-    (gpudash.redaction)."""
+    (gpudash.redaction). With `health`, each GPU's worst health from its driver counters
+    (gpudash.health.device_summary: one request per GPU to the driver child; the recorded counters on a replay)."""
     from gpudash.info import info_json
 
     machine = session.machine(include_torch=bool(include_torch))
@@ -31,7 +36,14 @@ def info(
             add_torch_view(
                 machine
             )  # torch's view is the only one there can be (it imports torch only if a GPU node exists)
-    document = info_json(machine, with_samples=with_samples)
+    judged = None
+    if health:
+        from gpudash.health.device_summary import device_health
+        from gpudash.health.thresholds import Thresholds
+
+        limits = Thresholds.from_config(session.config)
+        judged = {key: h.to_json() for key, h in device_health(machine, limits).items()}
+    document = info_json(machine, with_samples=with_samples, health=judged)
     if not redact:
         return document
     from gpudash.redaction import redact as redacted

@@ -43,6 +43,8 @@ def _replayed(path: str) -> Machine:
         runtime=backend.runtime,
         devices=devices,
         samplers={d.key: partial(backend.sample, i) for i, d in enumerate(devices)},
+        # the recorded health counters, judged as live ones are (gpudash.health)
+        health_readers={d.key: partial(backend.health, i) for i, d in enumerate(devices) if backend.has_health(i)},
         replayed=True,
         replay_path=str(path),
         origin=backend.origin,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import time
 from pathlib import Path
@@ -23,12 +24,15 @@ class ReplayBackend:
         self.origin = recorded.origin
         self._devices: list[DeviceInfo] = []
         self._streams = []
+        self._health: dict[int, dict] = {}  # index in the device list -> recorded health counters
         for device in recorded.devices:
             dev = device.info
             dev.sources = ["replay"]
             if device.torch is not None:  # torch's view, when the snapshot recorded it
                 dev.extra["torch"] = device.torch
             samples = device.samples or [Sample(unavailable={"all": "no samples recorded"})]
+            if device.health is not None:
+                self._health[len(self._devices)] = device.health
             self._devices.append(dev)
             self._streams.append(itertools.cycle(samples))
 
@@ -39,6 +43,13 @@ class ReplayBackend:
         sample = next(self._streams[index])
         # A fresh copy with the replay time, so consumers can treat it like a live reading.
         return Sample(**{**sample.__dict__, "timestamp": time.time(), "unavailable": dict(sample.unavailable)})
+
+    def has_health(self, index: int) -> bool:
+        return index in self._health
+
+    def health(self, index: int) -> dict:
+        """The health counters the snapshot recorded (a copy: a judge may not change the replay)."""
+        return copy.deepcopy(self._health[index])
 
     def close(self) -> None:
         pass

@@ -68,6 +68,7 @@ class RecordedDevice:
     info: DeviceInfo
     samples: list[Sample]
     torch: dict[str, bool | None] | None = None  # torch's view, when the snapshot recorded it
+    health: dict[str, Any] | None = None  # the GPU's health counters, when recorded ({"counters", "unavailable"})
 
 
 @dataclass
@@ -123,7 +124,12 @@ def _machine(data: dict[str, Any]) -> RecordedMachine:
         seen.add(info.key)
         samples = [build(Sample, s, f"{where}.samples[{j}]", choices=CHOICES) for j, s in enumerate(raw["samples"])]
         torch = raw.get("torch")
-        machine.devices.append(RecordedDevice(info, samples, torch if isinstance(torch, dict) else None))
+        health = raw.get("health_counters")  # its shape is the contract's (nvidia/amd_health_counters)
+        machine.devices.append(
+            RecordedDevice(
+                info, samples, torch if isinstance(torch, dict) else None, health if isinstance(health, dict) else None
+            )
+        )
     return machine
 
 

@@ -61,7 +61,17 @@ def _count(machine: Any, limits: Thresholds) -> HealthResult:
     return result("gpu.count", HOST, OK, f"{len(present)} GPUs present as expected", evidence)
 
 
-def _gpu(machine: Any, device: Any, limits: Thresholds, log: kernel_log.KernelLog | None) -> list[HealthResult]:
+def counter_checks(machine: Any, device: Any, limits: Thresholds) -> list[HealthResult]:
+    """One GPU's checks from its driver counters alone (reachability included): no kernel log, no sysfs, no
+    remembered probe. What `gpudash info` and `gpudash serve` judge a device by, in milliseconds."""
+    if device.vendor not in GPU_VENDORS:
+        return []
+    return _gpu(machine, device, limits, None, kernel=False)
+
+
+def _gpu(
+    machine: Any, device: Any, limits: Thresholds, log: kernel_log.KernelLog | None, kernel: bool = True
+) -> list[HealthResult]:
     if device.status == LOST:
         why = device.unavailable.get("device", "unreachable")
         return [result("gpu.lost", device.key, CRITICAL, f"GPU lost: {why}", {"reason": why}, REBOOT, device.uuid)]
@@ -82,7 +92,7 @@ def _gpu(machine: Any, device: Any, limits: Thresholds, log: kernel_log.KernelLo
         out.extend(judge(device.key, device.uuid, raw, limits))
     elif not machine.replayed:
         out.append(result("gpu.lost", device.key, UNKNOWN, "no vendor library reads this GPU's counters"))
-    if device.vendor == "nvidia" and not machine.replayed:
+    if kernel and device.vendor == "nvidia" and not machine.replayed:
         out.append(_kernel_xids(device, log, limits))
     return out
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gpudash.plain_text import one_line
+from gpudash.render.info_health import health_lines
 from gpudash.render.monitor import elapsed
 from gpudash.render.style import BOLD, CYAN, DIM, RED, YELLOW, Style, load_color
 
@@ -72,6 +73,7 @@ def render(
     if processes:
         lines += process_lines(devices, style, compact=narrow)
     lines += reason_lines(devices, style)
+    lines += health_lines(devices, style)
     lines += mamf_lines(devices, style)
     lines += [f"{style('note:', YELLOW)} {one_line(note)}" for note in data.get("notes") or []]
     if width is not None:

@@ -1,0 +1,46 @@
+"""The health lines under `gpudash info`'s table: each GPU's worst health from its driver counters, devices that
+agree folded into one line, a device with findings on a line of its own (its worst finding and its action)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpudash.plain_text import one_line
+from gpudash.render.style import BOLD, DIM, GREEN, RED, YELLOW, Style
+
+_COLORS = {"OK": (GREEN,), "WARN": (YELLOW,), "CRITICAL": (RED, BOLD), "UNKNOWN": (DIM,)}
+
+
+def _where(health: dict[str, Any]) -> str:
+    if health["source"] == "replay":
+        if health["counters"]:
+            return "replayed: the counters the snapshot recorded"
+        return "replayed: no counters recorded, reachability only"
+    return "the driver's counters" if health["counters"] else "reachability only: the counters could not be read"
+
+
+def health_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:
+    from gpudash.render.info import key_ranges
+
+    quiet: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    lines: list[str] = []
+    for dev in devices:
+        health = dev.get("health")
+        if not health or health["worst"] is None:
+            continue
+        findings = health["findings"]
+        if not findings:
+            quiet.setdefault((health["worst"], _where(health)), []).append(dev)
+            continue
+        first = findings[0]
+        action = f" -> {first['action']}" if first["action"] != "none" else ""
+        more = f" (+{len(findings) - 1} more: gpudash check)" if len(findings) > 1 else ""
+        lines.append(
+            f"{style('health', DIM)} {key_ranges([dev])}: {style(health['worst'], *_COLORS[health['worst']])} "
+            f"{first['id']}: {one_line(first['summary'], 300)}{action}{more} ({_where(health)})"
+        )
+    head = [
+        f"{style('health', DIM)} {key_ranges(devs)}: {style(worst, *_COLORS[worst])} ({where})"
+        for (worst, where), devs in quiet.items()
+    ]
+    return head + lines
