@@ -1,7 +1,9 @@
-"""Benchmark results per precision from the remembered history: the newest run that measured each one.
+"""Benchmark results per precision from the remembered history: the newest run that measured each one reliably.
 
 `gpudash bench --precisions bf16` after a full run replaces only bf16's figures, so each precision carries
 its own timestamp. FLOP/s are base units (GFLOPS x 1e9); efficiency is measured over the theoretical peak.
+A figure measured under contention or beyond what the hardware can do (its details say reliable: false) is not
+published as the device's figure; `gpudash_bench_newest_reliable` says whether the newest run's figure was.
 """
 
 from __future__ import annotations
@@ -30,15 +32,24 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def newest_by_precision(runs: list[dict[str, Any]], device: DeviceInfo) -> dict[str, tuple[dict, dict]]:
-    """precision -> (its result, the device entry of the newest run that measured it)."""
+def reliable(result: dict[str, Any]) -> bool:
+    details = result.get("details")
+    return not (isinstance(details, dict) and details.get("reliable") is False)
+
+
+def newest_by_precision(
+    runs: list[dict[str, Any]], device: DeviceInfo, trusted_only: bool = True
+) -> dict[str, tuple[dict, dict]]:
+    """precision -> (its result, the device entry of the newest run that measured it (reliably, by default))."""
     found: dict[str, tuple[dict, dict]] = {}
     for doc in runs:
         entry = _entry_for(doc, device)
         if entry is None:
             continue
         for precision, result in (entry.get("precisions") or {}).items():
-            if precision not in found and isinstance(result, dict) and _number(result.get("measured_gflops")):
+            if precision in found or not isinstance(result, dict) or not _number(result.get("measured_gflops")):
+                continue
+            if not trusted_only or reliable(result):
                 found[precision] = (result, entry)
     return found
 
@@ -62,8 +73,15 @@ def families(scrape: Scrape) -> list[Family]:
     when = Family(
         "gpudash_bench_timestamp_seconds", "When the remembered benchmark of this precision ran, Unix seconds"
     )
+    newest_ok = Family(
+        "gpudash_bench_newest_reliable",
+        "1 when the newest benchmark of this precision was reliable; 0 when it ran under contention or was "
+        "implausible (the figures above then come from the run before)",
+    )
     runs = scrape.results.bench_runs
     for device in scrape.devices:
+        for precision, (result, _) in newest_by_precision(runs, device, trusted_only=False).items():
+            newest_ok.add(scrape.with_labels(device, precision=precision), 1.0 if reliable(result) else 0.0)
         for precision, (result, entry) in newest_by_precision(runs, device).items():
             labels = scrape.with_labels(device, precision=precision)
             best.add(labels, float(result["measured_gflops"]) * GIGA)  # newest_by_precision checked it
@@ -77,4 +95,4 @@ def families(scrape: Scrape) -> list[Family]:
                 bandwidth.add(
                     scrape.with_labels(device, op=item.get("op") or ""), None if gbps is None else gbps * GIGA
                 )
-    return [best, efficiency, speedup, bandwidth, when]
+    return [best, efficiency, speedup, bandwidth, when, newest_ok]

@@ -39,6 +39,18 @@ def ratio(value: float | None) -> str:
     return DASH if value is None else f"{value:.2f}x"
 
 
+UNRELIABLE = "(unreliable)"  # marks a figure measured under contention or beyond what the hardware can do
+
+
+def _speedup(value: float | None, band: Any) -> str:
+    """'4.19x (4.0-4.4)': the speed over fp32 with the band its spreads allow."""
+    if value is None:
+        return DASH
+    if isinstance(band, list) and len(band) == 2 and all(isinstance(b, (int, float)) for b in band):
+        return f"{value:.2f}x ({band[0]:.2g}-{band[1]:.2g})"
+    return ratio(value)
+
+
 def _ms(seconds: float | None) -> str:
     if seconds is None:
         return DASH
@@ -102,19 +114,23 @@ def precision_rows(dev: dict[str, Any]) -> tuple[list[list[str]], list[str]]:
         latency = (
             DASH if best is None else f"{_ms(best['median_s'])} ({_ms(spread.get('p10_s'))}-{_ms(spread.get('p90_s'))})"
         )
+        trusted = details.get("reliable") is not False
         rows.append(
             [
                 p,
-                number(entry["measured_gflops"]),
+                number(entry["measured_gflops"]) + ("" if trusted else " " + UNRELIABLE),
                 _shape(best_shape),
                 number(details.get("median_gflops")),
                 latency,
                 DASH if entry.get("efficiency") is None else f"{entry['efficiency']:.0%}",
                 _peak(dev, p),
                 _mamf(dev, p, True),
-                ratio(entry.get("speedup_vs_fp32")),
+                _speedup(entry.get("speedup_vs_fp32"), details.get("speedup_range")),
             ]
         )
+        if not trusted:
+            why = details.get("implausible_reason") or details.get("unreliable_reason") or "unreliable"
+            reasons.append(f"{dev['key']} {p}: {why}")
         if details.get("stopped"):
             reasons.append(f"{dev['key']} {p}: {details['stopped']}")
     return rows, _shared_once(dev, reasons)

@@ -55,7 +55,7 @@ def assemble(
             r.speedup_vs_fp32 = 1.0 if p == "fp32" else speedup[p]
             if p != "fp32":
                 r.details["speedup_range"] = _speedup_range(r, records["fp32"])
-    implausible = mark_implausible(device, records)
+    mark_implausible(device, records)  # the reasons stay in each record's details; the text shows them there
     matrix = PrecisionCapabilityMatrix(
         hardware_name=device.name,
         supported_precisions=[p for p, r in records.items() if r.supported],
@@ -69,8 +69,9 @@ def assemble(
         provenance=MEASURED,
     )
     peak_info = peak_provenance(peaks)
-    notes = _busy_note(shape_entries) + _unreliable_notes(records) + implausible
-    notes += check_estimated_peaks(records, shape_entries, peaks, peak_info, keep=set(overrides or ()))
+    notes = _busy_note(shape_entries) + check_estimated_peaks(
+        records, shape_entries, peaks, peak_info, keep=set(overrides or ())
+    )
     notes += preset_notes(records, overrides)
     return BenchReport(
         device=device.key,
@@ -119,10 +120,6 @@ def _speedup_range(own: PrecisionTestResult, fp32: PrecisionTestResult) -> list[
     if not a or not b or not b[0] or not b[1]:
         return None
     return [a[0] / b[1], a[1] / b[0]]
-
-
-def _unreliable_notes(records: dict[str, PrecisionTestResult]) -> list[str]:
-    return [f"{p}: {r.details['unreliable_reason']}" for p, r in records.items() if r.details.get("unreliable_reason")]
 
 
 def _busy_note(shape_entries: list[dict]) -> list[str]:

@@ -60,9 +60,8 @@ def beyond_ratio(device: DeviceInfo, precision: str, speed: float | None) -> str
     )
 
 
-def mark_implausible(device: DeviceInfo, records: dict[str, PrecisionTestResult]) -> list[str]:
-    """Mark each implausible record (details["implausible_reason"], reliable False); returns the notes."""
-    notes = []
+def mark_implausible(device: DeviceInfo, records: dict[str, PrecisionTestResult]) -> None:
+    """Mark each implausible record: details["implausible_reason"], and reliable False."""
     for precision, record in records.items():
         if not record.supported:
             continue
@@ -72,5 +71,3 @@ def mark_implausible(device: DeviceInfo, records: dict[str, PrecisionTestResult]
         if why:
             record.details["implausible_reason"] = why
             record.details["reliable"] = False
-            notes.append(why)
-    return notes
