@@ -90,6 +90,11 @@ def _url(value: str) -> str | None:
     return None if value == "" or re.match(r"https?://[^/\s]+", value) else "expected an http(s):// URL or ''"
 
 
+def _address_space(value: int) -> str | None:
+    """0 (no limit) or enough for Python, gpudash and a plugin manager to start (their address space is ~100 MiB)."""
+    return None if value == 0 or value >= 256 else "expected 0 (no limit) or at least 256 MiB"
+
+
 # Section "" holds top-level keys.
 SCHEMA: dict[str, dict[str, Key]] = {
     "": {
@@ -136,6 +141,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "timeout_s": Key(4.0, float, 0.1, 60),
         "concurrency": Key(128, int, 1, 128),
         "history_s": Key(900, int, 60, 86400),
+    },
+    "plugins": {  # resource limits of plugin check and benchmark children (gpudash.plugin_manager.limits)
+        "address_space_mib": Key(8192, int, 0, 2**30, check=_address_space),  # 0: none
+        "address_space_on_gpu": Key(False, bool),
+        "cpu_time_s": Key(600, int, 0, 7 * 86400),  # 0: none
     },
     "health": {  # gpudash.health.thresholds; docs/health.md gives each default's source
         "expect_gpus": Key(0, int, 0, 1024),

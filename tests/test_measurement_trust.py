@@ -275,3 +275,12 @@ def test_serve_publishes_the_reliable_figure_and_says_the_newest_was_not(here):
     assert value("gpudash_bench_speedup_vs_fp32", "bf16") == 2.0  # the contended 0.48x is not the device's figure
     assert value("gpudash_bench_newest_reliable", "bf16") == 0.0
     assert value("gpudash_bench_newest_reliable", "fp32") == 1.0
+
+
+def test_the_export_reason_says_which_newer_measurement_was_left_out(here):
+    machine, device = here
+    _keep(machine, device, 2.0, "2026-11-20T00:00:00+0000")
+    _keep(machine, device, 13.2 if "amx_bf16" not in device.cpu_features else 60.0, "2026-11-28T00:00:00+0000")
+    dtype, reason = _dtype(machine, device)
+    assert dtype == "bfloat16" and "2.0x fp32" in reason
+    assert "left out as unreliable: 2026-11-28T00:00:00+0000" in reason and "implausible" in reason

@@ -195,6 +195,9 @@ def _cpu_dtype(facts: Facts) -> AmpChoice:
             SPEC,
         )
     note = f"; {faster.note}" if faster.note else ""
+    passed = facts.passed_over("bf16")
+    if passed:  # a newer benchmark was measured under contention (or beyond the ISA) and left out: say so
+        note += f"; left out as unreliable: {passed[0]}"
     if faster.answer is None:
         return AmpChoice(
             FP32,
