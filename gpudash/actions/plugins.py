@@ -31,7 +31,9 @@ def plugin_manager(session: Session, on_error: ErrorReporter | None = None) -> G
     for folder in session.config["plugin_dirs"]:
         if not Path(folder).expanduser().is_dir():
             raise UsageError(f"config key plugin_dirs: {folder} is not a directory")
-    return make_plugin_manager(session.plugin_dirs, on_error=on_error)
+    pm = make_plugin_manager(session.plugin_dirs, on_error=on_error)
+    pm.limits = session.config["plugins"]  # its checks' and benchmarks' children run under these limits
+    return pm
 
 
 @dataclass

@@ -14,7 +14,9 @@ import sys
 import traceback
 from pathlib import Path
 
-from gpudash.measure import lifeline
+from gpudash.measure import lifeline, limits
+
+RESERVE = 1 << 20  # freed when a task runs out of memory, so that its error can still be written and sent
 
 MARK = "\x1e"
 
@@ -45,9 +47,17 @@ def main() -> None:
         channel.write(MARK + json.dumps(msg, default=str) + "\n")
         channel.flush()
 
-    tasks = json.loads(sys.stdin.read())
+    payload = json.loads(sys.stdin.read())
+    # A list of tasks; or {"tasks": [...], "limits": {...}} when they run under resource limits (limits.py).
+    tasks = payload["tasks"] if isinstance(payload, dict) else payload
+    bounds = limits.ChildLimits.from_json(payload.get("limits")) if isinstance(payload, dict) else None
+    if bounds:
+        limits.apply(bounds, len(tasks))  # before any task's code: a plugin's import counts too
     for i, task in enumerate(tasks):
-        send(event="start", task=i)
+        reserve = bytearray(RESERVE) if bounds else None
+        if bounds:
+            limits.before_task(bounds)
+        send(event="start", task=i, cpu_s=limits.cpu_used_s())
         try:
             func = resolve(task["target"])
             kwargs = dict(task.get("kwargs") or {})
@@ -56,8 +66,12 @@ def main() -> None:
             value = func(**kwargs)
             send(event="done", task=i, value=value)
         except BaseException as exc:  # report and go on with the next task
+            if isinstance(exc, MemoryError):  # let go of what the task held before formatting anything
+                reserve = None
+                traceback.clear_frames(exc.__traceback__)
             tb = traceback.format_exc(limit=6)
             send(event="error", task=i, error=f"{type(exc).__name__}: {exc}", traceback=tb)
+        del reserve
     channel.close()
 
 

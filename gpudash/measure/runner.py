@@ -1,7 +1,9 @@
 """Run device code in a child process with a time limit, so a crash or a hang becomes a result.
 
 Tasks run in order in one child (torch is imported once). If the child dies or a task overruns its
-limit, that task is marked crashed/timeout, the child is killed, and a new child takes the rest.
+limit, that task is marked crashed/timeout, the child is killed, and a new child takes the rest. Tasks with
+resource limits (gpudash.measure.limits) run in a child of their own limits: consecutive tasks with the same
+limits share one.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import IO, Any
 from gpudash import lifetime
 from gpudash.measure import lifeline
 from gpudash.measure.child import MARK
+from gpudash.measure.limits import ChildLimits, reached
 from gpudash.plain_text import clean
 
 OK, ERROR, TIMEOUT, CRASHED, CANCELLED = "ok", "error", "timeout", "crashed", "cancelled"
@@ -46,6 +49,7 @@ class Task:
     timeout_s: float = 60.0
     name: str = ""
     progress: bool = False  # pass a progress(**info) callback to the function
+    limits: ChildLimits | None = None  # address space and CPU time of the child it runs in
 
 
 @dataclass
@@ -56,6 +60,7 @@ class TaskResult:
     error: str | None = None
     duration_s: float = 0.0
     output_tail: str = ""  # the last lines the child printed, at most TAIL_BYTES (for crash reports)
+    limit: str | None = None  # the resource limit it reached ("memory limit (8192 MiB)"), when that ended it
 
     @property
     def ok(self) -> bool:
@@ -101,7 +106,10 @@ class _Tail:
 
 class _Child:
     def __init__(self, tasks: list[Task], env: dict[str, str] | None):
-        payload = json.dumps([{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks])
+        listed = [{"target": t.target, "kwargs": t.kwargs, "progress": t.progress} for t in tasks]
+        limits = tasks[0].limits if tasks else None
+        payload = json.dumps({"tasks": listed, "limits": limits.to_json()} if limits else listed)
+        self.cpu_s: float | None = None  # CPU seconds the child used in all, once it is reaped
         read_end, self._lifeline = lifeline.open_lifeline()
         try:
             self.proc = subprocess.Popen(
@@ -160,10 +168,21 @@ class _Child:
         reaps the child: that is why the group is killed first, even when the child has already exited."""
         lifetime.kill_group(self.proc.pid)
         lifetime.forget(self.proc.pid)
-        self.proc.wait()
+        self._reap()
         if self._lifeline >= 0:
             os.close(self._lifeline)
             self._lifeline = -1
+
+    def _reap(self) -> None:
+        """Wait for the child, keeping its CPU time (what a CPU limit is judged by), which Popen.wait drops."""
+        if self.proc.returncode is None:
+            try:
+                _, status, usage = os.wait4(self.proc.pid, 0)
+            except ChildProcessError:  # reaped elsewhere already
+                self.proc.wait()
+            else:
+                self.proc.returncode = os.waitstatus_to_exitcode(status)
+                self.cpu_s = usage.ru_utime + usage.ru_stime
 
     def finish(self, grace_s: float = 5.0) -> int:
         """Once its channel closed: let the child exit (up to `grace_s`), then end what it left running (a
@@ -204,10 +223,11 @@ def run_tasks(
 
 
 def _run_child(tasks, start, results, cancel, on_progress, on_result, env) -> int:
-    """Run tasks[start:] in one child; return the index to resume from."""
-    child = _Child(tasks[start:], env)
+    """Run tasks[start:] in one child, up to the first task with other limits; return the index to resume from."""
+    stop = next((i for i in range(start + 1, len(tasks)) if tasks[i].limits != tasks[start].limits), len(tasks))
+    child = _Child(tasks[start:stop], env)
     try:
-        return _supervise(child, tasks, start, results, cancel, on_progress, on_result)
+        return _supervise(child, tasks[:stop], start, results, cancel, on_progress, on_result)
     except BaseException:  # Ctrl-C in the parent: the child is in its own session and would live on
         child.kill()
         raise
@@ -216,9 +236,12 @@ def _run_child(tasks, start, results, cancel, on_progress, on_result, env) -> in
 def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> int:
     current, began = None, time.monotonic()
     last_done = None
+    cpu_at_start: float | None = None  # the child's CPU seconds as the current task started (it says)
 
-    def finish(i: int, status: str, value=None, error=None) -> None:
-        results[i] = TaskResult(tasks[i], status, value, error, time.monotonic() - began, child.output.text())
+    def finish(i: int, status: str, value=None, error=None, exit_code=None) -> None:
+        used = None if child.cpu_s is None or cpu_at_start is None else child.cpu_s - cpu_at_start
+        limit = reached(tasks[i].limits, error, exit_code, used) if status in (ERROR, CRASHED) else None
+        results[i] = TaskResult(tasks[i], status, value, error, time.monotonic() - began, child.output.text(), limit)
         if on_result:
             on_result(results[i])
 
@@ -246,6 +269,8 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
         index = _task_index(msg, start, len(tasks))
         if event == "start" and index is not None:
             current, began = index, time.monotonic()
+            cpu = msg.get("cpu_s")
+            cpu_at_start = float(cpu) if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) else None
         elif event == "progress" and on_progress and current is not None:
             info = msg.get("info")
             on_progress(current, info if isinstance(info, dict) else {})
@@ -266,7 +291,7 @@ def _supervise(child, tasks, start, results, cancel, on_progress, on_result) -> 
             if last_done is not None:  # what it printed may have arrived after its "done"
                 results[last_done].output_tail = tail
             if current is not None:
-                finish(current, CRASHED, error=_describe_exit(code))
+                finish(current, CRASHED, error=_describe_exit(code), exit_code=code)
                 return current + 1
             done = next((i for i in range(start, len(tasks)) if results[i] is None), len(tasks))
             if done < len(tasks):  # the child died between tasks or before starting

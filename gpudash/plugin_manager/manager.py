@@ -55,6 +55,9 @@ class GpudashPluginManager(pluggy.PluginManager):
         self.imports_plugins = True
         # In a child process, a KeyboardInterrupt from plugin code is the plugin's fault: no terminal reaches it.
         self.contained = False
+        # The config's [plugins] table: the resource limits of the children that run checks and benchmarks
+        # (gpudash.plugin_manager.limits); None: its defaults.
+        self.limits: dict[str, Any] | None = None
 
     def fail(self, record: PluginRecord, message: str) -> None:
         message = one_line(message)  # pluggy's messages span lines, a plugin's may hold escapes: one safe line

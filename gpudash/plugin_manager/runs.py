@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from gpudash.plain_text import one_line
 from gpudash.plugin_manager import checked
 from gpudash.plugin_manager.collect import collect_benchmarks, collect_checks
+from gpudash.plugin_manager.limits import default_settings, limits_for
 from gpudash.plugin_manager.loading import make_plugin_manager
 from gpudash.plugin_manager.manager import GpudashPluginManager
 from gpudash.plugin_manager.records import ErrorReporter, Registered, report_to_stderr
@@ -62,7 +63,8 @@ def why_not_run(
 def plugin_task(
     function: str, pm: GpudashPluginManager, reg: Registered, device: Device, timeout_s: float, **kwargs: Any
 ) -> Task:
-    """The runner task that calls gpudash.plugin_manager.host.<function> for `reg` on `device`."""
+    """The runner task that calls gpudash.plugin_manager.host.<function> for `reg` on `device`, under the
+    resource limits of the manager's config (gpudash.plugin_manager.limits)."""
     from gpudash.measure.runner import Task
 
     return Task(
@@ -70,6 +72,7 @@ def plugin_task(
         {"sources": pm.sources(), "plugin": reg.plugin, "device": device.to_dict(), **kwargs},
         timeout_s=timeout_s,
         name=f"{reg.plugin}/{reg.name} on {device.key}",
+        limits=limits_for(pm.limits if pm.limits is not None else default_settings(), device.vendor),
     )
 
 
@@ -98,10 +101,15 @@ def run_in_children(
             finished(i, task_result)
 
 
-def broken_result(status: str, error: str | None, kind: str) -> tuple[str, str]:
-    """The runner's verdict on a task that did not return (error, timeout, crash), as a status and summary."""
+def broken_result(
+    status: str, error: str | None, kind: str, plugin: str = "", limit: str | None = None
+) -> tuple[str, str]:
+    """The runner's verdict on a task that did not return (error, timeout, crash), as a status and summary;
+    one that reached a resource limit says which ("plugin X reached its memory limit (8192 MiB)")."""
     if status == "cancelled":
         return SKIP, "cancelled"
+    if limit is not None:
+        return ERROR, one_line(f"plugin {plugin} reached its {limit}: the {kind} stopped ({error})")
     if status == "error":  # the runner gives "Type: message"
         kind_of, _, message = (error or "").partition(": ")  # the message is the plugin's: one safe line
         return ERROR, one_line(f"the {kind} raised {kind_of}: {message}" if message else f"the {kind} raised {error}")
@@ -155,7 +163,9 @@ def run_checks(
         if task_result.ok:  # checked: the child ran plugin code, and its answer goes to JSON and the screen
             result = checked.check_result(task_result.value, reg.plugin, reg.name, device.key)
         else:
-            status, summary = broken_result(task_result.status, task_result.error, "check")
+            status, summary = broken_result(
+                task_result.status, task_result.error, "check", reg.plugin, task_result.limit
+            )
             result = CheckResult(
                 reg.plugin, reg.name, device.key, status, summary, details={"output_tail": task_result.output_tail}
             )
@@ -244,7 +254,9 @@ def run_benchmarks(
                     item["plugin"], item["benchmark"] = run.plugin, run.benchmark
                 _fill_efficiency(run.results, peaks_for(dev))
         else:
-            run.status, run.summary = broken_result(task_result.status, task_result.error, "benchmark")
+            run.status, run.summary = broken_result(
+                task_result.status, task_result.error, "benchmark", run.plugin, task_result.limit
+            )
         if on_result:
             on_result(run)
 
