@@ -15,8 +15,21 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
-from gpudash.exporter import bench, build, checks, devices, labels, mamf, precisions, recommendation, telemetry
+from gpudash.exporter import (
+    bench,
+    build,
+    checks,
+    devices,
+    health,
+    health_counters,
+    labels,
+    mamf,
+    precisions,
+    recommendation,
+    telemetry,
+)
 from gpudash.exporter.family import Family
+from gpudash.exporter.health_cache import HealthCache, HealthReading
 from gpudash.exporter.remembered import RememberedResults, Results
 from gpudash.exporter.scrape import Scrape
 
@@ -31,6 +44,7 @@ class GpudashCollector:
         self.hostname = hostname or machine.host.hostname or socket.gethostname()
         self.labels = {d.key: labels.identity(d, self.hostname) for d in machine.devices}
         self.remembered = RememberedResults(machine)
+        self.health = HealthCache(machine, config)  # read every [health] read_interval_s, not at each scrape
         self._decided: dict[str, dict[str, Any]] = {}
         self._decided_for: tuple | None = None
         self._batch: list[Family] = []
@@ -65,11 +79,14 @@ class GpudashCollector:
             return list(self._batch), self._batch_for
 
     def live_families(self) -> list[Family]:
-        """Live telemetry, read at every scrape (none with --no-telemetry)."""
-        if not self.telemetry:
-            return []
+        """Live telemetry, read at every scrape (none with --no-telemetry), and the health verdicts and counters,
+        read again once they are older than [health] read_interval_s (also with --no-telemetry: dcgm-exporter
+        and AMD's exporter publish no verdict)."""
         with self._lock:  # one device reading at a time; telemetry needs no remembered result, so none is read
-            return telemetry.families(self._scrape(Results()))
+            scrape = self._scrape(Results())
+            reading = self.health.current()
+            live = telemetry.families(scrape) if self.telemetry else []
+            return live + health.families(scrape, reading) + health_counters.families(scrape, reading)
 
     def families(self) -> list[Family]:
         return self.batch_families()[0] + self.live_families()
@@ -88,6 +105,7 @@ class GpudashCollector:
         names += recommendation.families(empty, {})
         if self.telemetry:
             names += telemetry.families(empty)
+        names += health.families(empty, HealthReading()) + health_counters.families(empty, HealthReading())
         for family in names:
             yield GaugeMetricFamily(family.name, family.documentation)
 
