@@ -284,3 +284,31 @@ def test_the_export_reason_says_which_newer_measurement_was_left_out(here):
     dtype, reason = _dtype(machine, device)
     assert dtype == "bfloat16" and "2.0x fp32" in reason
     assert "left out as unreliable: 2026-11-28T00:00:00+0000" in reason and "implausible" in reason
+
+
+class FakeNvml:
+    """What GpuWatch reads: the device's compute processes and its clock-event reasons."""
+
+    def __init__(self, pids=(1,), reasons=0) -> None:
+        self.pids, self.reasons = list(pids), reasons
+
+    def nvmlDeviceGetComputeRunningProcesses(self, handle):
+        return [type("P", (), {"pid": pid, "usedGpuMemory": 1 << 30})() for pid in self.pids]
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, handle):
+        return self.reasons
+
+
+def test_gpu_rounds_with_another_process_or_a_slowdown_are_contended_the_power_cap_is_not():
+    from gpudash.measure.bench.tasks.contention import GpuWatch
+
+    def seen(nvml):
+        watch = GpuWatch(nvml, handle=object())
+        watch.restart()
+        return watch.seen().reason
+
+    assert seen(FakeNvml(pids=[4242])) is None  # ours alone (in a container NVML shows a host PID)
+    assert seen(FakeNvml(pids=[4242, 7])) == "1 other process ran on the GPU"
+    assert seen(FakeNvml(reasons=0x4)) is None  # the software power cap a full matmul reaches
+    assert seen(FakeNvml(reasons=0x1 | 0x40)) == "the GPU's clocks were pulled down (hardware thermal slowdown)"
+    assert "hardware power brake" in seen(FakeNvml(reasons=0x80))

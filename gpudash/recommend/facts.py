@@ -99,14 +99,10 @@ class Facts:
 
     def passed_over(self, precision: str) -> list[str]:
         """Benchmark figures of `precision` left out as unreliable or implausible, newest first, one line each."""
-        out: list[str] = []
-        for matrix in (self.bench,):
-            result = matrix.results.get(precision) if matrix is not None else None
-            details = (result.details or {}) if result is not None else {}
-            out += [str(line) for line in details.get("passed_over") or []]
-            for key in ("unreliable_reason", "implausible_reason"):
-                if details.get(key):
-                    out.append(str(details[key]))
+        result = self.bench.results.get(precision) if self.bench is not None else None
+        details = (result.details or {}) if result is not None else {}
+        out = [str(line) for line in details.get("passed_over") or []]
+        out += [str(details[k]) for k in ("unreliable_reason", "implausible_reason") if details.get(k)]
         return out
 
     def speedup(self, precision: str) -> float | None:
