@@ -45,6 +45,7 @@ def test_info_shows_the_worst_health_of_each_gpu(monkeypatch, capsys):
         "counters": True,
         "checks": devices["nvidia:0"]["health"]["checks"],
         "findings": [],
+        "remembered": [],
     }
     assert devices["nvidia:0"]["health"]["checks"] >= 12
     bad = devices["nvidia:1"]["health"]

@@ -38,6 +38,12 @@ class CheckRun:
     check_count: int  # checks registered
     plugin_errors: list[dict[str, Any]]  # [{"plugin", "errors"}] for plugins that had load errors
     health: list[HealthResult] = field(default_factory=list)  # gpudash's own health checks (gpudash.health)
+    # UUID -> the failures remembered for that GPU, this run's included (gpudash.health.memory)
+    remembered: dict[str, list[Any]] = field(default_factory=dict)
+
+    def device_of(self) -> dict[str, str]:
+        """UUID -> the device key that GPU has now."""
+        return {d.uuid: d.key for d in self.machine.devices + self.machine.hidden if d.uuid}
 
     def every_result(self) -> list[CheckResult]:
         """Plugin results, then the health results as CheckResults (plugin "gpudash", check = the ID)."""
@@ -59,6 +65,11 @@ class CheckRun:
             "source": self.machine.label,
             "checks": [plugin_entry(r) for r in self.results] + [health_entry(h) for h in self.health],
             "plugin_errors": self.plugin_errors,
+            "remembered_failures": [
+                {"uuid": uuid, "device": self.device_of().get(uuid), **f.to_json()}
+                for uuid, failures in self.remembered.items()
+                for f in failures
+            ],
         }
 
 
@@ -100,4 +111,7 @@ def run(
         from gpudash.health.thresholds import Thresholds
 
         found.health = run_health(machine, Thresholds.from_config(session.config, expect_gpus), devices=devices)
+        from gpudash.health.memory import remember
+
+        found.remembered = remember(machine, found.health)  # a run is one sighting of each failure
     return found

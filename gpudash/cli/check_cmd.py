@@ -93,6 +93,10 @@ def run(ctx: Context) -> int:
         )
         if found.health:
             print("\n" + render_health(found.health))
+        if found.remembered:
+            from gpudash.render.health_memory import memory_lines
+
+            print("\n" + "\n".join(memory_lines(found.remembered, found.device_of())))
     bad = [r for r in found.results if r.status in (FAIL, ERROR)]
     if bad:
         counts = {status: sum(r.status == status for r in bad) for status in (FAIL, ERROR)}

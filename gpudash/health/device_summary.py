@@ -4,7 +4,7 @@ Only the counter checks run here (gpudash.health.run.counter_checks: reachabilit
 PCIe, NVLink, settings): one request per GPU to the contained driver child, milliseconds. The kernel log, the
 host's sysfs and the remembered probe are `gpudash check`'s, which info leaves out to stay fast. On a replay the
 counters are the ones the snapshot recorded (labelled "replay"); an older snapshot without them judges
-reachability only, and says so.
+reachability only, and says so. What `gpudash check` remembered failing on each GPU (by UUID) comes along.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ class DeviceHealth:
     source: str  # LIVE: read now; REPLAY: from the snapshot's recorded counters
     counters: bool  # the driver's counters were read (or recorded); False: reachability only
     results: list[HealthResult] = field(default_factory=list)
+    remembered: list[Any] = field(default_factory=list)  # gpudash.health.memory.Failure, most recent first
 
     def findings(self) -> list[HealthResult]:
         """WARN, CRITICAL and UNKNOWN results, worst first (CRITICAL, WARN, UNKNOWN), each in check order."""
@@ -40,13 +41,17 @@ class DeviceHealth:
             "findings": [
                 {"id": r.id, "severity": r.severity, "summary": r.summary, "action": r.action} for r in self.findings()
             ],
+            "remembered": [f.to_json() for f in self.remembered],
         }
 
 
 def device_health(machine: Any, limits: Thresholds) -> dict[str, DeviceHealth]:
     """device key -> its health, for every GPU of the machine (the CPU has no counter checks: no entry)."""
+    from gpudash.health.memory import remembered
+
     out: dict[str, DeviceHealth] = {}
     source = REPLAY if machine.replayed else LIVE
+    memory = remembered(machine)  # one small file; {} on a replay
     for device in machine.devices:
         if device.vendor not in GPU_VENDORS:
             continue
@@ -54,5 +59,6 @@ def device_health(machine: Any, limits: Thresholds) -> dict[str, DeviceHealth]:
         read = device.key in machine.health_readers and not any(
             r.id == "gpu.lost" and r.severity == CRITICAL for r in results
         )
-        out[device.key] = DeviceHealth(worst(r.severity for r in results), source, read, results)
+        past = memory.get(device.uuid, []) if device.uuid else []
+        out[device.key] = DeviceHealth(worst(r.severity for r in results), source, read, results, past)
     return out

@@ -43,4 +43,10 @@ def health_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:
         f"{style('health', DIM)} {key_ranges(devs)}: {style(worst, *_COLORS[worst])} ({where})"
         for (worst, where), devs in quiet.items()
     ]
-    return head + lines
+    past = [
+        f"{style('remembered', DIM)} {key_ranges([dev])}: failed {f['id']} ({f['severity']}) on {f['last'][:10]}, "
+        f"seen {f['count']} time{'s' if f['count'] != 1 else ''}"
+        for dev in devices
+        for f in ((dev.get("health") or {}).get("remembered") or [])
+    ]
+    return head + lines + past
