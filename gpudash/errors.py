@@ -14,7 +14,7 @@ EXIT_CODES: tuple[tuple[int, str], ...] = (
     (EXIT_OK, "success; `info --watch` stopped with Ctrl-C"),
     (
         EXIT_FINDINGS,
-        "findings: `check` had a CRITICAL result (a check failed; `--exit-codes nagios`: 0/1/2/3 for OK/WARN/CRITICAL/UNKNOWN); `probe` saw a precision the spec calls native fail; `fleet` found a host not up; `preflight` had a rank fail or differ; `export` found the model does not fit in memory; `bench --preset` was made for another platform",
+        "findings: `check` had a CRITICAL result (a check failed; `--exit-codes nagios`: 0/1/2/3 for OK/WARN/CRITICAL/UNKNOWN); `probe` saw a precision the spec calls native fail; `fleet` found a host not up; `preflight` had a rank fail, differ or get lost (never joined, stopped answering, died); `export` found the model does not fit in memory; `bench --preset` was made for another platform",
     ),
     (
         EXIT_USAGE,

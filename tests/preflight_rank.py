@@ -1,19 +1,36 @@
-"""A torchrun entry point for the preflight tests: gpudash preflight, with a fault planted on one rank.
+"""A torchrun/srun entry point for the preflight tests: gpudash preflight, with a fault planted on one rank.
 
-PLANT_RANK names the rank, PLANT_FAULT the fault in tests/probe_faults.py's form ("bf16=conversion_zeros,
-fp16=hang"). On that rank the probe's child runs probe_faults:run_probe, which wraps the real probe; every
-other rank runs the real probe untouched.
+Only this test file plants anything: gpudash itself has no switch for it. PLANT_RANK names the rank (RANK
+under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
+- tests/probe_faults.py's form ("bf16=conversion_zeros,fp16=hang"): that rank's probe child runs
+  probe_faults:run_probe, which wraps the real probe; every other rank runs the real probe untouched;
+- "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
+  that dies, or one that stops answering: a hung host, a debugger, a stuck driver call).
 """
 
 import os
+import signal
 import sys
 
-if os.environ.get("RANK") == os.environ.get("PLANT_RANK"):
+planted = os.environ.get("RANK", os.environ.get("SLURM_PROCID")) == os.environ.get("PLANT_RANK")
+fault = os.environ.get("PLANT_FAULT", "")
+
+if planted and fault in ("kill", "stop"):
+    from gpudash.preflight import rank
+
+    real = rank.check_device
+
+    def check_then_fail(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL if fault == "kill" else signal.SIGSTOP)
+        return real(*args, **kwargs)
+
+    rank.check_device = check_then_fail
+elif planted and fault:
     from gpudash.measure import probe
 
     probe.TASK_TARGET = "probe_faults:run_probe"
-    os.environ["GPUDASH_PROBE_FAULT"] = os.environ["PLANT_FAULT"]
+    os.environ["GPUDASH_PROBE_FAULT"] = fault
 
-from gpudash.cli import main
+from gpudash.cli import main  # noqa: E402  (after the planting above)
 
 sys.exit(main(sys.argv[1:]))

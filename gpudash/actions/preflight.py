@@ -29,14 +29,19 @@ class Options:
     timeout_s: float = 120.0
     checks: bool = True
     backend: str = "auto"
-    wait_s: float = 1800.0
+    wait_s: float = 120.0  # for every rank to join
+    stall_s: float = 30.0  # a rank whose heartbeat stops this long is named as stopped
+    busbw_sizes: list[int] = field(default_factory=list)
     plugin_dirs: list[str] = field(default_factory=list)
 
 
-def report(world: World, backend: str | None, results: list[dict[str, Any]]) -> dict[str, Any]:
+def report(
+    world: World, backend: str | None, results: list[dict[str, Any]], lost: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    lost = sorted(lost or [], key=lambda x: x["rank"])
     problems = judge(results)
     ranks = [{**r, "problems": problems[r["rank"]], "ok": not problems[r["rank"]]} for r in results]
-    failed = [r["rank"] for r in ranks if not r["ok"]]
+    failed = sorted([r["rank"] for r in ranks if not r["ok"]] + [x["rank"] for x in lost])
     return {
         "version": PREFLIGHT_VERSION,
         "generated": now_iso(),
@@ -46,6 +51,7 @@ def report(world: World, backend: str | None, results: list[dict[str, Any]]) -> 
         "ok": not failed,
         "failed_ranks": failed,
         "ranks": sorted(ranks, key=lambda r: r["rank"]),
+        "lost": lost,
         "notes": list(world.notes),
     }
 
@@ -55,11 +61,9 @@ def _say(world: World, text: str) -> None:
 
 
 def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
-    """(the report on rank 0, None elsewhere; the exit code every rank returns)."""
+    """(the report on the rank that prints it, None elsewhere; the exit code of this rank)."""
     from gpudash.preflight.rank import check_device, prepare
 
-    started = time.monotonic()
-    machine, device, result = prepare(world, options.device)
     work = partial(
         check_device,
         precisions=options.precisions,
@@ -68,32 +72,61 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
         plugin_dirs=options.plugin_dirs,
     )
     if not world.distributed:
+        machine, device, result = prepare(world, options.device)
         try:
             work(machine, device, result)
         finally:
             machine.close()
         alone = report(world, None, [result])
         return alone, OK if alone["ok"] else FAILED
+    return _distributed(world, options, work)
 
-    from gpudash.preflight.collective import Group, backend_for
 
-    backend = backend_for(result["device"], options.backend)
-    group = Group(world, backend, options.wait_s)
+def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] | None, int]:
+    from gpudash.lifetime import graceful
+    from gpudash.preflight.collective import backend_for, run_collectives
+    from gpudash.preflight.coordinate import Job
+    from gpudash.preflight.rank import prepare
+    from gpudash.preflight.store import Channel, StoreLost, quiet_torch_logs
+
+    quiet_torch_logs()  # before torch loads: one line per failure, not torch's C++ stack traces
+    started = time.monotonic()
+    channel = Channel(world, timeout_s=options.stall_s, connect_s=options.wait_s)
+    job = Job(channel, options.stall_s, options.wait_s)
     try:
-        what = result["device"]["key"] if result["device"] else "no device"
-        _say(world, f"joined ({world.launcher}, {backend}); checking {what}")
-        try:
-            work(machine, device, result)
-        finally:
-            machine.close()
-        result["collective"] = group.all_reduce_check(result["device"])
-        _say(world, f"done in {time.monotonic() - started:.1f} s")
-        gathered = group.gather(result)
-        doc: dict[str, Any] | None = None
-        code: int | None = None
-        if gathered is not None:  # rank 0
-            doc = report(world, backend, gathered)
+        with graceful(job.terminating.set):  # SIGTERM (torchrun stopping the job): name the silent ranks first
+            machine, device, result = prepare(world, options.device)
+            job.join(result["hostname"])
+            backend = backend_for(result["device"], options.backend)
+            what = result["device"]["key"] if result["device"] else "no device"
+            _say(world, f"joined ({world.launcher}, {backend}); checking {what}")
+            try:
+                work(machine, device, result)
+            finally:
+                machine.close()
+            if job.terminating.is_set():  # our own SIGTERM handler killed the children: their failures are ours
+                result.update(precisions={}, checks=[])
+                result["notes"].append("the launcher stopped the job (SIGTERM) during this rank's checks: not judged")
+            results = job.collect("result", result)
+            if not job.lost and not job.terminating.is_set():
+                collective = run_collectives(
+                    world, channel.raw, backend, result["device"], options.stall_s, options.busbw_sizes,
+                    deadline_s=2 * options.stall_s + 30,
+                )  # fmt: skip
+                for r, c in job.collect("collective", collective).items():
+                    results[r]["collective"] = c
+            _say(world, f"done in {time.monotonic() - started:.1f} s")
+            code = None if job.reporter() == world.rank else job.await_verdict()
+            if code is not None:
+                return None, code
+            doc = report(world, backend, list(results.values()), [lost.to_json() for lost in job.lost.values()])
             code = OK if doc["ok"] else FAILED
-        return doc, int(group.share(code))
+            job.publish(code)
+            return doc, code
+    except StoreLost:
+        raise
+    except BaseException as exc:
+        job.leave(f"exited: {type(exc).__name__}: {exc}".splitlines()[0][:300])
+        raise
     finally:
-        group.close()
+        channel.close()

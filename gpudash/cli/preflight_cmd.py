@@ -7,6 +7,14 @@ import sys
 
 from gpudash.cli.arguments import add_precisions_option
 
+# The same table as docs/fleet.md and docs/cli.md (tests/test_preflight_failures.py compares them).
+EXIT_TEXT = (
+    "exit codes: 0 every rank passed; 1 a rank failed, differs from its peers, or was lost (never joined, "
+    "stopped answering, exited or died: named in the table of the lowest rank still alive); 2 bad option, "
+    "launcher variable or master address (one that does not resolve); 3 torch is not installed, or this rank "
+    "could not reach the store where the ranks meet (rank 0 under srun, the launcher under torchrun)."
+)
+
 
 def add_parser(subparsers, parents) -> None:
     p = subparsers.add_parser(
@@ -18,8 +26,7 @@ def add_parser(subparsers, parents) -> None:
         "rank 0 prints one table. Fails when a rank's device fails a probe or a check, or differs from the "
         "others (driver, torch, a precision that works elsewhere on the same model). Without a launcher it "
         "checks this process's device alone.",
-        epilog="exit codes (the same on every rank): 0 every rank passed, 1 a rank failed or differs, "
-        "2 bad option or launcher variables, 3 torch is not installed or the ranks could not join or gather. "
+        epilog=EXIT_TEXT + " "
         "Examples: torchrun --nproc-per-node 8 -m gpudash preflight; srun gpudash preflight (docs/fleet.md)",
     )
     p.add_argument("--json", action="store_true", help="print the preflight JSON document (rank 0) instead of a table")
@@ -39,8 +46,17 @@ def add_parser(subparsers, parents) -> None:
         "--wait",
         metavar="S",
         type=float,
-        default=1800.0,
-        help="the longest a rank waits for the others to join or finish, seconds (default 1800)",
+        default=120.0,
+        help="how long the ranks wait for every rank to join, seconds; later a rank still missing is named as "
+        "never joined (default 120)",
+    )
+    p.add_argument(
+        "--stall",
+        metavar="S",
+        type=float,
+        default=30.0,
+        help="a rank whose heartbeat stops this long is named as stopped answering; also each collective's "
+        "timeout, seconds (default 30)",
     )
     p.set_defaults(func=run)
 
@@ -63,7 +79,8 @@ def run(ctx) -> int:
         timeout_s=positive_seconds(args.timeout, "--timeout", ctx.session.config["probe"]["timeout_s"]),
         checks=not args.no_checks,
         backend=args.backend,
-        wait_s=positive_seconds(args.wait, "--wait", 1800.0),
+        wait_s=positive_seconds(args.wait, "--wait", 120.0),
+        stall_s=positive_seconds(args.stall, "--stall", 30.0),
         plugin_dirs=ctx.session.plugin_dirs,
     )
     world = detect()

@@ -6,8 +6,11 @@ whether the job should go on.
   slurm.py     Slurm's nodelist syntax, as far as finding the first node needs it
   rank.py      one rank's work: its device, the probes and the checks, each in gpudash's child-process
                runner with a time limit, so a hung GPU costs its time limit and not the job
-  collective.py  torch.distributed: a process group (gloo; NCCL for GPUs), a collective on the training
-               backend, the results gathered at rank 0 and its verdict broadcast back
+  store.py     the ranks' out-of-band channel: a TCPStore with a heartbeat per rank, every request bounded
+  coordinate.py  the phases over the store (join, results, collectives, verdict), each bounded; a rank that
+               never joins, goes quiet, exits or dies is named, and the lowest rank alive reports
+  collective.py  a process group (gloo; NCCL for GPUs) for the collectives, under a deadline
+  bandwidth.py   all_reduce: the sum checked, bus bandwidth over a sweep of sizes (nccl-tests' busbw)
   verdict.py   what fails a rank: a probe or check that failed, or a difference from the other ranks
                (driver, torch, a precision that works on the same model elsewhere, a GPU two ranks share)
 """

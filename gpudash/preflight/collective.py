@@ -1,22 +1,18 @@
-"""torch.distributed for the preflight: join the ranks, test the training backend, gather at rank 0.
+"""torch.distributed for the preflight: a process group on the training backend, over the preflight's store.
 
-The process group uses gloo for the gathered results (plain Python objects, pickled: the ranks of one job
-trust each other) and, when this rank trains on a GPU and NCCL (RCCL on ROCm) is there, NCCL for an
-all_reduce on the device: the collective training will use. Every call is bounded by the group's timeout.
+The group exists only for the collectives (gathering results and the verdict go through the store: see
+store.py). Its timeout bounds every collective; the whole phase also runs in a thread that this rank stops
+waiting for at a deadline, since a collective on a stopped peer can hold a thread in C++ past any timeout.
 """
 
 from __future__ import annotations
 
-import time
+import threading
 from datetime import timedelta
 from typing import Any
 
-from gpudash.errors import GpudashError
 from gpudash.preflight.launcher import World
-
-
-class GatherFailed(GpudashError):
-    """The ranks could not join or exchange results: the command could not do its job (exit code 3)."""
+from gpudash.preflight.store import first_line
 
 
 def backend_for(device: dict[str, Any] | None, wanted: str) -> str:
@@ -29,73 +25,50 @@ def backend_for(device: dict[str, Any] | None, wanted: str) -> str:
     return "nccl" if gpu and torch.cuda.is_available() and dist.is_nccl_available() else "gloo"
 
 
-class Group:
-    def __init__(self, world: World, backend: str, timeout_s: float) -> None:
+def _where(backend: str, device: dict[str, Any] | None) -> str:
+    return f"cuda:{device['torch_index']}" if backend == "nccl" and device else "cpu"
+
+
+def _failed(backend: str, where: str, error: str) -> dict[str, Any]:
+    return {"backend": backend, "device": where, "ok": False, "error": error, "ms": 0.0, "busbw": []}
+
+
+def run_collectives(
+    world: World, raw_store, backend: str, device: dict[str, Any] | None, timeout_s: float, sizes: list[int],
+    deadline_s: float,
+) -> dict[str, Any]:  # fmt: skip
+    """Join the group, check one all_reduce's sum, measure bus bandwidth over `sizes`; within `deadline_s`."""
+    box: dict[str, Any] = {}
+    where = _where(backend, device)
+
+    def phase() -> None:
         import torch.distributed as dist
 
-        self.world, self.backend = world, backend
-        self.dist = dist
-        spec = "cpu:gloo,cuda:nccl" if backend == "nccl" else backend
         try:
+            spec = "cpu:gloo,cuda:nccl" if backend == "nccl" else backend
             dist.init_process_group(
                 spec,
-                init_method=f"tcp://{world.master_addr}:{world.master_port}",
+                store=dist.PrefixStore("pg/", raw_store),
                 rank=world.rank,
                 world_size=world.world_size,
                 timeout=timedelta(seconds=timeout_s),
             )
-            self.objects = dist.new_group(backend="gloo") if backend == "nccl" else None
         except Exception as exc:
-            raise GatherFailed(
-                f"rank {world.rank}: cannot join the other ranks at {world.master_addr}:{world.master_port} "
-                f"({backend}): {exc}".splitlines()[0]
-            ) from None
+            box["out"] = _failed(backend, where, f"cannot form the {backend} group: {first_line(exc)}")
+            return
+        from gpudash.preflight.bandwidth import all_reduce_check, bus_bandwidth
 
-    def all_reduce_check(self, device: dict[str, Any] | None) -> dict[str, Any]:
-        """A sum over every rank on this rank's device, with the training backend; must equal world size."""
-        import torch
-
-        where = f"cuda:{device['torch_index']}" if self.backend == "nccl" and device else "cpu"
-        started = time.perf_counter()
+        out = all_reduce_check(dist, world.world_size, backend, where)
+        out["busbw"] = bus_bandwidth(dist, world.world_size, where, sizes) if out["ok"] and sizes else []
+        box["out"] = out
         try:
-            if where != "cpu":
-                torch.cuda.set_device(where)
-            ones = torch.ones(1024, device=where)
-            self.dist.all_reduce(ones.clone())  # waits for the slowest rank; the timed one below does not
-            if where != "cpu":
-                torch.cuda.synchronize()
-            started = time.perf_counter()
-            self.dist.all_reduce(ones)
-            total = float(ones[0].item())  # .item() waits for the device
-            ok = total == self.world.world_size
-            error = None if ok else f"sum {total:g}, expected {self.world.world_size}"
-        except Exception as exc:
-            ok, error = False, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return {"backend": self.backend, "device": where, "ok": ok, "error": error,
-                "ms": round((time.perf_counter() - started) * 1000, 2)}  # fmt: skip
-
-    def gather(self, result: dict[str, Any]) -> list[dict[str, Any]] | None:
-        """Every rank's result at rank 0 (None on the others)."""
-        out: list[Any] | None = [None] * self.world.world_size if self.world.rank == 0 else None
-        try:
-            self.dist.gather_object(result, out, dst=0, group=self.objects)
-        except Exception as exc:
-            raise GatherFailed(f"rank {self.world.rank}: gathering the results failed: {exc}".splitlines()[0]) from None
-        return out
-
-    def share(self, value: Any) -> Any:
-        """Rank 0's `value` on every rank (the exit code, so that every rank exits alike)."""
-        box = [value]
-        try:
-            self.dist.broadcast_object_list(box, src=0, group=self.objects)
-        except Exception as exc:
-            raise GatherFailed(
-                f"rank {self.world.rank}: receiving rank 0's verdict failed: {exc}".splitlines()[0]
-            ) from None
-        return box[0]
-
-    def close(self) -> None:
-        try:
-            self.dist.destroy_process_group()
+            dist.destroy_process_group()
         except Exception:
             pass
+
+    thread = threading.Thread(target=phase, name="preflight-collectives", daemon=True)
+    thread.start()
+    thread.join(deadline_s)
+    if thread.is_alive():
+        return _failed(backend, where, f"collectives did not finish within {deadline_s:g} s (a peer stopped?)")
+    return box.get("out") or _failed(backend, where, "collectives ended without a result")

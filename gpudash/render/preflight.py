@@ -51,10 +51,15 @@ def text(doc: dict[str, Any]) -> str:
                 "ok" if r["ok"] else "FAILED",
             ]
         )
+    for x in doc.get("lost", []):
+        rows.append([str(x["rank"]), x["hostname"] or "–", "–", "–", "–", "–", "–", "–", f"LOST: {x['state']}"])
+    rows.sort(key=lambda row: int(row[0]))
     lines.append(
         fmt.table(rows, ["rank", "host", "device", "torch", "driver", "probes", "checks", "collective", "result"])
     )
     problems = [(r["rank"], p) for r in doc["ranks"] for p in r["problems"]]
+    problems += [(x["rank"], f"{x['state']}: {x['detail']}") for x in doc.get("lost", [])]
+    problems.sort(key=lambda item: item[0])
     if problems:
         lines.append("problems:")
         lines += [f"  rank {rank}: {p}" for rank, p in problems]

@@ -1,0 +1,153 @@
+"""The job's phases over the store, each bounded: join, results, collectives, verdict.
+
+A rank that never joins (by --wait), goes quiet (no heartbeat for --stall seconds: SIGSTOP, a hung host),
+exits early, or dies without a word while the launcher stops the job (torchrun sends the others SIGTERM when
+one rank dies) is named as lost, never waited on again. The lowest rank that is not lost prints the table.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from gpudash.preflight.store import Channel, Liveness
+
+POLL_S = 0.2
+TERM_GRACE_S = 3.0  # after SIGTERM: how long to wait for the other ranks' word before naming the silent ones
+
+NEVER_JOINED, STOPPED, EXITED, DIED, TERMINATED = "never joined", "stopped answering", "exited", "died", "terminated"
+
+
+@dataclass
+class Lost:
+    rank: int
+    state: str  # one of the five above
+    detail: str
+    hostname: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rank": self.rank, "state": self.state, "detail": self.detail, "hostname": self.hostname}
+
+
+class Job:
+    def __init__(self, channel: Channel, stall_s: float, wait_s: float) -> None:
+        self.channel = channel
+        self.world = channel.world
+        self.liveness = Liveness(channel, stall_s)
+        self.join_deadline = time.monotonic() + wait_s
+        self.wait_s, self.stall_s = wait_s, stall_s
+        self.terminating = threading.Event()  # set by the SIGTERM handler (lifetime.graceful)
+        self.lost: dict[int, Lost] = {}
+        self.hosts: dict[int, str] = {}
+        self._said_gone = False
+
+    @property
+    def me(self) -> int:
+        return self.world.rank
+
+    def everyone(self) -> list[int]:
+        return list(range(self.world.world_size))
+
+    def join(self, hostname: str) -> None:
+        self.channel.start_heartbeat()
+        self.channel.put(f"joined/{self.me}", {"hostname": hostname})
+        self.hosts[self.me] = hostname
+
+    def leave(self, why: str) -> None:
+        """Tell the others this rank is going (an error, or the launcher's SIGTERM); best effort."""
+        try:
+            self.channel.put(f"gone/{self.me}", why)
+        except Exception:
+            pass
+
+    def _host(self, r: int) -> str | None:
+        if r not in self.hosts and self.channel.has([f"joined/{r}"]):
+            self.hosts[r] = self.channel.take(f"joined/{r}")["hostname"]
+        return self.hosts.get(r)
+
+    def _judge_missing(self, r: int, kind: str, term_since: float | None) -> Lost | None:
+        """Why rank r will never post `kind`, or None while it may still."""
+        if self.channel.has([f"gone/{r}"]):
+            why = str(self.channel.take(f"gone/{r}"))
+            state = TERMINATED if why.startswith("terminated") else EXITED
+            return Lost(r, state, why, self._host(r))
+        joined = self._host(r) is not None
+        if not joined:
+            if time.monotonic() > self.join_deadline:
+                return Lost(r, NEVER_JOINED, f"did not join within --wait {self.wait_s:g} s")
+            if term_since is None:
+                return None
+        else:
+            quiet = self.liveness.silent([r]).get(r)
+            if quiet is not None:
+                return Lost(r, STOPPED, f"no heartbeat for {quiet:.0f} s (--stall {self.stall_s:g}) before its {kind}",
+                            self._host(r))  # fmt: skip
+        if term_since is not None and time.monotonic() - term_since > TERM_GRACE_S:
+            where = "joined" if joined else "never joined"
+            return Lost(r, DIED, f"{where}, sent no {kind} and no word while the launcher stopped the job "
+                        "(SIGTERM): killed or crashed", self._host(r))  # fmt: skip
+        return None
+
+    def collect(self, kind: str, mine: Any) -> dict[int, Any]:
+        """Post this rank's `kind` and gather every other rank's, naming each that cannot send one."""
+        self.channel.put(f"{kind}/{self.me}", mine)
+        got: dict[int, Any] = {self.me: mine}
+        pending = [r for r in self.everyone() if r != self.me and r not in self.lost]
+        term_since: float | None = None
+        while pending:
+            if self.terminating.is_set() and term_since is None:
+                term_since = time.monotonic()
+                self._say_terminated()
+            for r in list(pending):
+                if self.channel.has([f"{kind}/{r}"]):
+                    got[r] = self.channel.take(f"{kind}/{r}")
+                    pending.remove(r)
+                    continue
+                lost = self._judge_missing(r, kind, term_since)
+                if lost is not None:
+                    self.lost[r] = lost
+                    pending.remove(r)
+            if pending:
+                time.sleep(POLL_S)
+        return got
+
+    def _say_terminated(self) -> None:
+        if not self._said_gone:
+            self._said_gone = True
+            self.leave("terminated: stopped by the launcher (SIGTERM)")
+
+    def reporter(self) -> int:
+        """The lowest rank that may still report: not lost, or only stopped by the launcher like the others."""
+        able = [r for r in self.everyone() if r not in self.lost or self.lost[r].state == TERMINATED]
+        return min(able) if able else self.me
+
+    def publish(self, code: int) -> None:
+        """The reporter's exit code for every rank; the store's host waits (bounded) until each has read it."""
+        self.channel.put("verdict", code)
+        if not self.channel.hosting:
+            return
+        readers = [r for r in self.everyone() if r != self.me and r not in self.lost]
+        deadline = time.monotonic() + min(10.0, self.stall_s)
+        while time.monotonic() < deadline and self.channel.count("read") < len(readers):
+            time.sleep(POLL_S)
+
+    def await_verdict(self) -> int | None:
+        """The reporter's exit code; None when this rank has become the reporter (the one before went quiet)."""
+        while True:
+            if self.channel.has(["verdict"]):
+                code = int(self.channel.take("verdict"))
+                self.channel.count("read", 1)
+                return code
+            if self.terminating.is_set():
+                self._say_terminated()
+                return None if self.reporter() == self.me else 1
+            boss = self.reporter()
+            if boss == self.me:
+                return None
+            lost = self._judge_missing(boss, "verdict", None)
+            if lost is not None:
+                self.lost[boss] = lost
+                continue
+            time.sleep(POLL_S)

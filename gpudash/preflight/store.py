@@ -1,0 +1,159 @@
+"""The ranks' out-of-band channel: a TCPStore where each rank says it joined, beats a heartbeat, posts its result.
+
+Why not the process group: a gloo collective waits on every peer, so one stopped (SIGSTOP) rank holds the
+others until the group's timeout, once per collective. The store answers each request on its own, with its
+own timeout, so the lowest rank still alive can see which rank went quiet and print the table naming it.
+
+Where the store lives: under torchrun, in the launcher's agent (TORCHELASTIC_USE_AGENT_STORE=True), which
+outlives any one rank; under srun, rank 0 hosts it, so a rank 0 that dies takes the store with it and the other
+ranks can only say that, one line each. Every request is bounded by the store's timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import threading
+import time
+from datetime import timedelta
+from typing import Any
+
+from gpudash.errors import GpudashError, UsageError
+from gpudash.preflight.launcher import World
+
+PREFIX = "gpudash/preflight/"
+BEAT_S = 1.0  # how often a rank's heartbeat counter goes up
+
+
+class StoreLost(GpudashError):
+    """The store stopped answering (its host died or stopped): this rank cannot reach the others (exit 3)."""
+
+
+def quiet_torch_logs() -> None:
+    """torch's C++ side logs every failed connection try with a C++ stack trace on stderr; preflight says what
+    went wrong in one line instead. Must run before torch is imported; a value the user set stays."""
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
+
+
+def resolve(host: str, port: int) -> None:
+    """A master address that does not resolve is bad input: one line naming it (exit 2), not torch's retries."""
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise UsageError(
+            f"MASTER_ADDR={host!r}: cannot resolve this address ({getattr(exc, 'strerror', None) or exc})"
+        ) from None
+
+
+def _agent_store() -> bool:
+    return os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True"
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class Channel:
+    """One rank's connection to the store (a second connection beats the heartbeat from its own thread)."""
+
+    def __init__(self, world: World, timeout_s: float, connect_s: float) -> None:
+        import torch.distributed as dist
+
+        assert world.master_addr and world.master_port
+        resolve(world.master_addr, world.master_port)
+        self.world, self.timeout_s = world, timeout_s
+        self.where = f"{world.master_addr}:{world.master_port}"
+        self.hosting = world.rank == 0 and not _agent_store()
+        self._dist = dist
+        try:
+            self.raw = dist.TCPStore(
+                world.master_addr,
+                world.master_port,
+                None,
+                self.hosting,
+                timeout=timedelta(seconds=connect_s),
+                wait_for_workers=False,
+            )
+            self.raw.set_timeout(timedelta(seconds=timeout_s))
+        except Exception as exc:
+            what = "cannot listen" if self.hosting else "cannot reach rank 0's store"
+            raise GpudashError(f"rank {world.rank}: {what} at {self.where}: {first_line(exc)}") from None
+        self.store = dist.PrefixStore(PREFIX, self.raw)
+        self._stop = threading.Event()
+        self._beater: threading.Thread | None = None
+
+    def _call(self, what: str, fn, *args):
+        try:
+            return fn(*args)
+        except Exception as exc:
+            raise StoreLost(
+                f"rank {self.world.rank}: the store at {self.where} stopped answering ({what}: {first_line(exc)}); "
+                "its host (rank 0 under srun, the launcher under torchrun) may have died"
+            ) from None
+
+    def put(self, key: str, value: Any) -> None:
+        self._call(f"set {key}", self.store.set, key, pickle.dumps(value))
+
+    def has(self, keys: list[str]) -> bool:
+        return bool(self._call("check", self.store.check, keys))
+
+    def take(self, key: str) -> Any:
+        return pickle.loads(self._call(f"get {key}", self.store.get, key))
+
+    def count(self, key: str, add: int = 0) -> int:
+        return int(self._call(f"add {key}", self.store.add, key, add))
+
+    def start_heartbeat(self) -> None:
+        """A thread that raises hb/<rank> every BEAT_S over its own connection; it stops with the process (a
+        SIGSTOP stops it too, which is how the others see a stopped rank)."""
+        assert self.world.master_addr and self.world.master_port
+        beat_store = self._dist.PrefixStore(
+            PREFIX,
+            self._dist.TCPStore(
+                self.world.master_addr,
+                self.world.master_port,
+                None,
+                False,
+                timeout=timedelta(seconds=self.timeout_s),
+            ),
+        )
+        key = f"hb/{self.world.rank}"
+
+        def beat() -> None:
+            while not self._stop.is_set():
+                try:
+                    beat_store.add(key, 1)
+                except Exception:
+                    return  # the store is gone: the main thread finds out on its next request
+                self._stop.wait(BEAT_S)
+
+        beat_store.add(key, 1)
+        self._beater = threading.Thread(target=beat, name="preflight-heartbeat", daemon=True)
+        self._beater.start()
+
+    def close(self) -> None:
+        self._stop.set()
+
+
+class Liveness:
+    """Which ranks answer, as this rank sees it: a rank whose heartbeat has not moved for `stall_s` of this
+    rank's own clock stopped answering (stopped, hung in the kernel, or dead without a word)."""
+
+    def __init__(self, channel: Channel, stall_s: float) -> None:
+        self.channel, self.stall_s = channel, stall_s
+        self._seen: dict[int, tuple[int, float]] = {}
+
+    def silent(self, ranks: list[int]) -> dict[int, float]:
+        """rank -> seconds its heartbeat has not moved, for the ranks silent beyond stall_s."""
+        now = time.monotonic()
+        out = {}
+        for r in ranks:
+            beats = self.channel.count(f"hb/{r}")
+            last = self._seen.get(r)
+            if last is None or last[0] != beats:
+                self._seen[r] = (beats, now)
+            elif now - last[1] > self.stall_s:
+                out[r] = now - last[1]
+        return out

@@ -1,0 +1,117 @@
+"""Bounded failure of gpudash preflight (issue 24 item 1), with real ranks on loopback (gloo, CPU):
+
+- a rank killed (SIGKILL) while the others check their devices: torchrun stops the job with SIGTERM, and the
+  lowest surviving rank's table names the dead rank first;
+- a rank stopped (SIGSTOP), with the default settings: named as stopped answering after --stall (30 s); the
+  whole job, torchrun's own 30 s before it SIGKILLs the stopped rank included, ends well within 3 minutes;
+- a rank that never joins (2 of 3 started, as srun would): named as never joined after --wait;
+- a master address that does not resolve: one line, exit 2, no C++ stack trace.
+Every process is started in its own session and its group killed on the way out (by its id).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from servers import REPO, free_port
+
+TESTS = REPO / "tests"
+
+
+@contextlib.contextmanager
+def started(command: list[str], env: dict[str, str]):
+    proc = subprocess.Popen(command, env=env, cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)  # fmt: skip
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+
+
+def torchrun(fault: str, *args: str, ranks: int = 2) -> tuple[subprocess.CompletedProcess, float]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+               PLANT_RANK="1", PLANT_FAULT=fault)  # fmt: skip
+    command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-addr",
+               "127.0.0.1", "--master-port", str(free_port()), str(TESTS / "preflight_rank.py"), "preflight",
+               "--precisions", "fp32", "--no-checks", *args]  # fmt: skip
+    began = time.monotonic()
+    with started(command, env) as proc:
+        out, err = proc.communicate(timeout=200)
+    return subprocess.CompletedProcess(command, proc.returncode, out, err), time.monotonic() - began
+
+
+def lost_row(out: str, rank: int) -> str:
+    return next(line for line in out.splitlines() if line.split()[:1] == [str(rank)])
+
+
+def test_a_killed_rank_is_named_by_the_lowest_surviving_rank():
+    run, took = torchrun("kill", ranks=3)
+    assert run.returncode != 0
+    assert run.stdout.startswith("gpudash preflight · 3 ranks (torchrun, gloo) · FAILED on rank 1"), (
+        run.stdout + run.stderr
+    )
+    assert lost_row(run.stdout, 1).endswith("LOST: died")
+    assert "  rank 1: died: joined, sent no result" in run.stdout
+    assert run.stdout.count("gpudash preflight · ") == 1  # one table, from rank 0
+    assert took < 120
+
+
+def test_a_stopped_rank_is_named_and_the_job_ends_within_3_minutes_with_the_defaults():
+    run, took = torchrun("stop")
+    assert run.stdout.startswith("gpudash preflight · 2 ranks (torchrun, gloo) · FAILED on rank 1"), (
+        run.stdout + run.stderr
+    )
+    assert lost_row(run.stdout, 1).endswith("LOST: stopped answering")
+    assert "rank 1: stopped answering: no heartbeat for 3" in run.stdout  # 30 s and a little
+    assert lost_row(run.stdout, 0).endswith(" ok")
+    assert took < 180
+
+
+def srun_like(rank: int, world: int, port: int, *args: str) -> tuple[list[str], dict[str, str]]:
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env.update(SLURM_PROCID=str(rank), SLURM_STEP_NUM_TASKS=str(world), SLURM_LOCALID=str(rank), SLURM_JOB_ID="1",
+               SLURM_STEP_ID="0", SLURM_STEP_NODELIST="127.0.0.1", MASTER_PORT=str(port))  # fmt: skip
+    return [sys.executable, "-m", "gpudash", "preflight", "--precisions", "fp32", "--no-checks", *args], env
+
+
+def test_a_rank_that_never_joins_is_named():
+    port = free_port()
+    began = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        procs = [stack.enter_context(started(*srun_like(r, 3, port, "--wait", "5"))) for r in (0, 1)]
+        outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1], outs
+    out = outs[0][0]
+    assert out.startswith("gpudash preflight · 3 ranks (srun, gloo) · FAILED on rank 2"), outs
+    assert lost_row(out, 2).endswith("LOST: never joined") and lost_row(out, 1).endswith(" ok")
+    assert "rank 2: never joined: did not join within --wait 5 s" in out
+    assert outs[1][0] == ""  # one table
+    assert time.monotonic() - began < 100
+
+
+def test_an_unresolvable_master_address_is_one_line():
+    env = dict(os.environ, RANK="0", WORLD_SIZE="2", MASTER_ADDR="no-such-host.invalid", MASTER_PORT=str(free_port()))
+    run = subprocess.run([sys.executable, "-m", "gpudash", "preflight"], env=env, capture_output=True, text=True,
+                         timeout=60, cwd=REPO)  # fmt: skip
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [
+        "gpudash: error: MASTER_ADDR='no-such-host.invalid': cannot resolve this address (Name or service not known)"
+    ]
+
+
+def test_exit_codes_say_the_same_in_help_and_docs():
+    from gpudash.cli.preflight_cmd import EXIT_TEXT
+
+    fleet = (REPO / "docs" / "fleet.md").read_text()
+    for phrase in ("0 every rank passed", "never joined, stopped answering, exited or died", "bad option, launcher "
+                   "variable or master address (one that does not resolve)", "could not reach the store where the "
+                   "ranks meet (rank 0 under srun, the launcher under torchrun)"):  # fmt: skip
+        assert phrase.split(" ", 1)[1] in EXIT_TEXT and phrase.split(" ", 1)[1] in fleet, phrase
+    assert "never joined, stopped answering, died" in (REPO / "docs" / "cli.md").read_text()
