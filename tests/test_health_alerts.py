@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from conftest import H100, make_fake_pynvml
 from fakes import real_pynvml
+from health_snapshots import faulty_replay
 from prometheus_client.parser import text_string_to_metric_families
 from servers import DGX, REPO, binary_or_skip, free_port, get, gpudash_serve, stop, wait_for
 
@@ -134,27 +135,6 @@ def test_promtool_accepts_the_rules():
     done = subprocess.run([promtool, "check", "rules", str(ALERTS)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS: 4 rules found" in done.stdout
-
-
-def faulty_replay(tmp_path):
-    """The 8-GPU example with GPU 3 lost and GPU 5's recorded counters holding uncorrected SRAM ECC errors."""
-    data = json.loads(DGX.read_text())
-    data["devices"][3]["status"] = "lost"
-    data["devices"][3]["unavailable"] = {"device": "GpuIsLost: the GPU has fallen off the bus"}
-    healthy = {
-        "ecc": {"volatile_sram_uncorrected": 0, "volatile_sram_corrected": 0},
-        "remapped_rows": {"corrected": 0, "uncorrected": 0, "pending": False, "failed": False},
-        "recovery_action": 0,
-        "clock_event_reasons": 1,
-        "pcie": {"gen": 5, "max_gen": 5, "width": 16, "max_width": 16},
-        "energy_mj": 5_000_000,
-    }
-    for i in (4, 5):
-        data["devices"][i]["health_counters"] = {"counters": json.loads(json.dumps(healthy)), "unavailable": {}}
-    data["devices"][5]["health_counters"]["counters"]["ecc"]["volatile_sram_uncorrected"] = 3
-    path = tmp_path / "faulty.json"
-    path.write_text(json.dumps(data))
-    return path
 
 
 @contextmanager
