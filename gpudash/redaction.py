@@ -100,3 +100,19 @@ class Redactor:
 def redact(document: Any) -> Any:
     """`document` (a snapshot or an info JSON) with its identifiers replaced; see the module docstring."""
     return Redactor().redact(document)
+
+
+# Environment variables whose values are credentials: shown by name, never by value (the process screen).
+SECRET_WORDS = ("TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH")
+REDACTED_VALUE = "<redacted>"
+
+
+def looks_secret(name: str) -> bool:
+    """True for HF_TOKEN, AWS_SECRET_ACCESS_KEY, WANDB_API_KEY, PGPASSWORD...: any name holding a secret word."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_WORDS)
+
+
+def redact_environment(environ: dict[str, str]) -> dict[str, str]:
+    """A process environment with the values of secret-looking names replaced."""
+    return {name: REDACTED_VALUE if looks_secret(name) else value for name, value in environ.items()}

@@ -32,6 +32,7 @@ from gpudash.devices import Machine
 from gpudash.devices.host_load import HostLoad
 from gpudash.history import History, capacity_for
 from gpudash.models import Sample
+from gpudash.process_history import ProcessHistory
 from gpudash.tui import terminal_watch
 from gpudash.tui import views as view_registry
 from gpudash.tui.commands import GpudashCommands
@@ -73,6 +74,7 @@ class GpudashApp(App[int]):
         self.refresh_interval: float = ui["refresh_interval"]
         self.history_seconds: float = ui["history_seconds"]
         self.history = History(capacity_for(self.history_seconds, self.refresh_interval))
+        self.process_history = ProcessHistory(self.history.capacity)  # each GPU process's memory: its screen
         self.latest: dict[str, Sample] = {}
         self.host_load: HostLoad | None = None  # None on a replayed machine, and before the first reading
         self._host = HostMonitor(session)
@@ -194,6 +196,7 @@ class GpudashApp(App[int]):
         self.host_load = message.host_load
         totals = {d.key: d.memory_total_bytes for d in self.machine.devices}
         self.history.record(message.samples, totals)
+        self.process_history.record(message.samples)
         self.samples_applied.publish(message.samples)
 
     # torch -------------------------------------------------------------------------------------

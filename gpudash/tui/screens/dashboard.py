@@ -166,7 +166,10 @@ class DashboardView(Vertical):
     # Detail -------------------------------------------------------------------------------------
 
     def on_live_table_row_selected(self, event: LiveTable.RowSelected) -> None:
-        if isinstance(event.table, DeviceTable):
+        if isinstance(event.table, ProcessTable):
+            event.stop()
+            self.open_process()
+        elif isinstance(event.table, DeviceTable):
             event.stop()
             device = event.table.device_of(event.row_key)
             if device is not None:
@@ -215,6 +218,15 @@ class DashboardView(Vertical):
         self.run_worker(self._open_detail(keys[index]), exclusive=True, group="detail")
 
     # Processes ----------------------------------------------------------------------------------
+
+    def open_process(self) -> None:
+        """Enter on a process: its screen (command, directory, tree, environment, GPU memory over time)."""
+        from gpudash.tui.screens.process_screen import ProcessScreen
+
+        row = self.process_table.highlighted
+        if row is None:
+            return
+        self.app.push_screen(ProcessScreen(row.proc.pid, dict(self.device_table.labels), recorded=row.proc))
 
     def action_next_sort(self) -> None:
         ids = [k.id for k in proc_text.SORT_KEYS]
