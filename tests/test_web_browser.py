@@ -118,3 +118,29 @@ def test_a_page_from_another_origin_cannot_open_a_session(tmp_path):
         _, err = server.stop()
     assert f"refused a session: Origin http://127.0.0.1:{other.server_address[1]} is not this server" in err
     assert "opened" not in err
+
+
+def test_the_terminal_has_the_keyboard_as_soon_as_the_page_loads(tmp_path):
+    """No click and no focus() from the test: the first key typed after the page loaded reaches the dashboard
+    (textual-serve's page alone left the focus on the document, so keys were ignored until a click)."""
+    with WebServer("--replay", str(DGX)) as server:
+        browser = Chromium(CHROMIUM, tmp_path / "profile", size=(1400, 900))
+        try:
+
+            async def drive() -> None:
+                async with aiohttp.ClientSession() as http:
+                    page = await open_dashboard(browser, server.url, http)
+                    await page.wait_until(f"{SCREEN}.includes('H100')", timeout=30)
+                    focused = (
+                        "document.activeElement && document.activeElement.classList.contains('xterm-helper-textarea')"
+                    )
+                    assert await page.wait_until(focused, timeout=10)
+                    await page.press("v")  # the Precision view, typed as a keyboard would
+                    screen = await page.wait_until(f"{SCREEN}.includes('Re-run probe') && {SCREEN}", timeout=15)
+                    assert "MEMORY" not in screen
+
+            asyncio.run(drive())
+        finally:
+            browser.quit()
+        assert wait_for(lambda: not server.sessions(), timeout=10), server.sessions()
+        server.stop()

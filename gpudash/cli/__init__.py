@@ -10,6 +10,7 @@ import argparse
 import importlib
 import os
 import sys
+from collections.abc import Sequence
 from typing import NoReturn
 
 from gpudash import __version__
@@ -29,6 +30,7 @@ COMMANDS = {
     "preflight": "preflight_cmd",
     "tui": "tui_cmd",
     "web": "web_cmd",
+    "completion": "completion_cmd",
 }
 
 EXAMPLES = """examples:
@@ -107,13 +109,31 @@ def _global_options(suppress: bool) -> argparse.ArgumentParser:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose error line shows what was typed safely (an escape sequence given as an argument
-    is echoed as its escape, not sent to the terminal)."""
+    """argparse's parser whose errors are one line with a "did you mean" suggestion, exit 2
+    (gpudash.cli.usage_errors), showing what was typed safely (an escape sequence given as an argument is echoed
+    as its escape, not sent to the terminal). Subcommands' parsers are of this class too."""
+
+    typed: list[str] = []  # the words being parsed, for a suggestion when a required option is missing
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        from gpudash.cli import usage_errors
+
+        _Parser.typed = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(_Parser.typed, namespace)
+        if extras:  # the subcommand's parser hands what it did not take up to here: suggest from its options
+            usage_errors.fail(
+                usage_errors.unknown_arguments(
+                    usage_errors.subparser(self, getattr(parsed, "command", None)) or self, extras
+                )
+            )
+        return parsed
 
     def error(self, message: str) -> NoReturn:
-        from gpudash.plain_text import one_line
+        from gpudash.cli import usage_errors
 
-        super().error(one_line(message, 2000))
+        usage_errors.fail(usage_errors.rewrite(self, message, _Parser.typed))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -140,10 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     words = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(words)
-    if args.command is None:
+    if args.command in (None, "tui"):
         from gpudash.cli.terminal import is_terminal
 
-        if is_terminal():
+        # A Textual driver named in the environment draws elsewhere: textual-serve's web driver (gpudash web)
+        if is_terminal() or (args.command == "tui" and os.environ.get("TEXTUAL_DRIVER")):
             args.command = "tui"
             args.func = importlib.import_module("gpudash.cli.tui_cmd").run
         else:  # a pipe or a file: the dashboard would write escape codes there and never end
@@ -151,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
                 "gpudash: stdout is not a terminal: printing `gpudash info` (the dashboard needs one)",
                 file=sys.stderr,
             )
-            args = parser.parse_args([*words, "info"])
+            info = parser.parse_args(["info"])  # info's defaults, then the global options given with or without tui
+            info.__dict__.update({k: v for k, v in vars(args).items() if k not in ("command", "func")})
+            args = info
     if getattr(args, "no_color", False):
         os.environ["NO_COLOR"] = "1"  # the dashboard (Textual) and child processes follow it too
     from gpudash.cli import needs_torch

@@ -20,6 +20,7 @@ from textual_serve.server import Server
 from gpudash.errors import GpudashError
 from gpudash.web.address import Listen
 from gpudash.web.origin import loopback_name, same_origin
+from gpudash.web.page import with_focus
 from gpudash.web.sessions import QUIT_GRACE_S, SLOT_WAIT_S, Session, Sessions
 
 log = logging.getLogger("gpudash.web")
@@ -77,7 +78,10 @@ class GpudashServer(Server):
         # can change it in between.
         scheme = "https" if request.headers.get("X-Forwarded-Proto", "").lower() == "https" else request.scheme
         self.public_url = f"{scheme}://{request.host}"
-        return await super().handle_index(request)
+        response = await super().handle_index(request)
+        if isinstance(response, web.Response) and response.text:  # the terminal takes the keyboard on load
+            response.text = with_focus(response.text)
+        return response
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         origin = request.headers.get("Origin")
