@@ -47,11 +47,15 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "Tesla P100-PCIE-16GB", "6.0", "Pascal", "spec"),
     (SMI, "nvidia", "Tesla P100-SXM2-16GB", "6.0", "Pascal", "partial"),
     (SMI, "nvidia", "Tesla T4", "7.5", "Turing", "spec"),
-    (SMI, "nvidia", "Tesla K80", "3.7", "Kepler", "none"),
+    (SMI, "nvidia", "Tesla K80", "3.7", "Kepler", "spec"),  # per GPU: one of the board's two GK210s
+    # Kepler GK110 Teslas as CUDA and nvidia-smi name them (GitHub text, search-index ids 3519027908, 8981308041)
+    (SMI, "nvidia", "Tesla K40m", "3.5", "Kepler", "spec"),
+    (SMI, "nvidia", "Tesla K20Xm", "3.5", "Kepler", "spec"),
+    (SMI, "nvidia", "Tesla K20m", "3.5", "Kepler", "spec"),
     (SMI, "nvidia", "Tesla P40", "6.1", "Pascal", "spec"),
     (SMI, "nvidia", "Tesla P4", "6.1", "Pascal", "spec"),
     (TORCH, "nvidia", "Orin", "8.7", "Ampere", "ambiguous"),  # every Jetson Orin module
-    (TORCH, "nvidia", "NVIDIA GB10", "12.1", "Blackwell", "none"),
+    (TORCH, "nvidia", "NVIDIA GB10", "12.1", "Blackwell", "spec"),  # fp32, dense fp4 and bandwidth; no clock
     # NVIDIA GeForce / workstation
     (SMI, "nvidia", "NVIDIA GeForce RTX 5090", "12.0", "Blackwell", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 5090 D", "12.0", "Blackwell", "spec"),
@@ -66,6 +70,13 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "NVIDIA GeForce RTX 4070 Ti SUPER", "8.9", "Ada", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4060 Ti", "8.9", "Ada", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 4090 Laptop GPU", "8.9", "Ada", "none"),
+    # laptop parts: NVIDIA gives a boost-clock range per laptop, no single figure, so no row (GitHub text,
+    # search-index ids 59175194042 for the 4050, 56807652786 for the 5070 Ti)
+    (TORCH, "nvidia", "NVIDIA GeForce RTX 4050 Laptop GPU", "8.9", "Ada", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4070 Laptop GPU", "8.9", "Ada", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 4080 Laptop GPU", "8.9", "Ada", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 5070 Ti Laptop GPU", "12.0", "Blackwell", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 5080 Laptop GPU", "12.0", "Blackwell", "none"),
     (TORCH, "nvidia", "NVIDIA GeForce RTX 3090", "8.6", "Ampere", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 3090 Ti", "8.6", "Ampere", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce RTX 3080", "8.6", "Ampere", "spec"),
@@ -74,11 +85,23 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (SMI, "nvidia", "NVIDIA GeForce RTX 3080 Ti Laptop GPU", "8.6", "Ampere", "none"),  # not the desktop 3080 Ti
     # older drivers' laptop spelling (GitHub text, search-index id 55164416669): never the desktop card
     (SMI, "nvidia", "NVIDIA GeForce RTX 2070 with Max-Q Design", "7.5", "Turing", "none"),
-    (SMI, "nvidia", "NVIDIA GeForce RTX 2080 Ti", "7.5", "Turing", "none"),
-    (SMI, "nvidia", "NVIDIA GeForce GTX 1660 SUPER", "7.5", "Turing", "none"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 2080 Ti", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 2080", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 2070", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 2060", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce RTX 2060 SUPER", "7.5", "Turing", "none"),  # 34 SMs: no row
+    (SMI, "nvidia", "NVIDIA GeForce GTX 1660 SUPER", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce GTX 1660 Ti", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA GeForce GTX 1660", "7.5", "Turing", "spec"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1650", "7.5", "Turing", "none"),
     (SMI, "nvidia", "NVIDIA GeForce GTX 1080 Ti", "6.1", "Pascal", "none"),
     (SMI, "nvidia", "NVIDIA RTX A6000", "8.6", "Ampere", "partial"),  # fp32 and bandwidth only
+    # Turing Quadros, spelled with and without "NVIDIA" (a GPU tool's device list: search-index id 24892642895)
+    (SMI, "nvidia", "Quadro RTX 8000", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "Quadro RTX 6000", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "Quadro RTX 5000", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "NVIDIA Quadro RTX 4000", "7.5", "Turing", "spec"),
+    (SMI, "nvidia", "Quadro RTX 5000 with Max-Q Design", "7.5", "Turing", "none"),  # the laptop part
     (SMI, "nvidia", "NVIDIA RTX 6000 Ada Generation", "8.9", "Ada", "partial"),
     (SMI, "nvidia", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "12.0", "Blackwell", "partial"),
     # AMD Instinct
@@ -100,7 +123,15 @@ REAL_DEVICES: list[tuple[str, str, str, str, str, str]] = [
     (ROCMSMI, "amd", "Vega 20 [Radeon VII]", "gfx9006", "GCN5.1", "none"),
     (ROCMINFO, "amd", "Vega 10 XL/XT [Radeon RX Vega 56/64]", "gfx900", "GCN5", "none"),
     (ROCMINFO, "amd", "AMD Radeon Graphics", "gfx90c", "GCN5", "none"),
-    (ROCMSMI, "amd", "Ellesmere [Radeon RX 470/480/570/570X/580/580X/590]", "gfx803", "GCN4", "none"),
+    (ROCMSMI, "amd", "Ellesmere [Radeon RX 470/480/570/570X/580/580X/590]", "gfx803", "GCN4", "ambiguous"),
+    # rocminfo's Marketing Name for Polaris cards (GitHub text, search-index ids 31074480960, 68692344775)
+    (ROCMINFO, "amd", "Radeon RX 580 Series", "gfx803", "GCN4", "partial"),  # no bandwidth: 4 GB and 8 GB cards
+    (ROCMINFO, "amd", "Radeon RX 580", "gfx803", "GCN4", "partial"),
+    (ROCMINFO, "amd", "Radeon RX 570 Series", "gfx803", "GCN4", "partial"),
+    (TORCH, "amd", "AMD Radeon RX 480", "gfx803", "GCN4", "partial"),
+    (TORCH, "amd", "AMD Radeon RX 470", "gfx803", "GCN4", "partial"),
+    # the China-only 32-CU card sold under the RX 580 name (GitHub text, search-index id 69698947482)
+    (TORCH, "amd", "AMD Radeon RX 580 2048SP", "gfx803", "GCN4", "none"),
     # AMD Radeon
     (ROCMINFO, "amd", "AMD Radeon RX 7900 XTX", "gfx1100", "RDNA3", "spec"),
     (ROCMINFO, "amd", "Radeon RX 7900 XTX", "gfx1100", "RDNA3", "spec"),

@@ -442,8 +442,8 @@ def test_named_part_peaks_are_spec(device, precision, tflops):
         # a partition (a VF of one XCD, or an MI300X in CPX mode): its own CU count, never the whole MI300X's datasheet
         (amd("AMD Instinct MI300X VF", "gfx942", 38, 2100), "bf16", 38 * 2100 * 2048 / 1000),
         (amd("AMD Instinct MI300X", "gfx942", 38, 2100), "bf16", 38 * 2100 * 2048 / 1000),
-        # GTX 16xx (TU116): no tensor cores; fp16 on FP16 units at 2x fp32 (24 SM x 1770 MHz x 256)
-        (nv("NVIDIA GeForce GTX 1660 Ti", "7.5", 24, 1770), "fp16", 24 * 1770 * 256 / 1000),
+        # GTX 16xx (TU116) without a row: no tensor cores; fp16 on FP16 units at 2x fp32 (20 SM x 1725 MHz x 256)
+        (nv("NVIDIA GeForce GTX 1650 SUPER", "7.5", 20, 1725), "fp16", 20 * 1725 * 256 / 1000),
     ],
 )
 def test_formula_peaks_are_estimated(device, precision, gflops):

@@ -28,6 +28,18 @@ NAMES = {
     "NVIDIA T4": ("nvidia", "Tesla T4", "7.5"),
     "NVIDIA Tesla P40": ("nvidia", "Tesla P40", "6.1"),
     "NVIDIA Tesla P4": ("nvidia", "Tesla P4", "6.1"),
+    "NVIDIA Tesla K80 (one GPU)": ("nvidia", "Tesla K80", "3.7"),
+    "NVIDIA Tesla K40": ("nvidia", "Tesla K40m", "3.5"),
+    "NVIDIA Tesla K20X": ("nvidia", "Tesla K20Xm", "3.5"),
+    "NVIDIA Tesla K20": ("nvidia", "Tesla K20m", "3.5"),
+    "NVIDIA GB10": ("nvidia", "NVIDIA GB10", "12.1"),
+    "NVIDIA GeForce GTX 1660": ("nvidia", "NVIDIA GeForce GTX 1660", "7.5"),
+    "NVIDIA GeForce GTX 1660 Ti": ("nvidia", "NVIDIA GeForce GTX 1660 Ti", "7.5"),
+    "NVIDIA GeForce GTX 1660 SUPER": ("nvidia", "NVIDIA GeForce GTX 1660 SUPER", "7.5"),
+    "NVIDIA Quadro RTX 8000": ("nvidia", "Quadro RTX 8000", "7.5"),
+    "NVIDIA Quadro RTX 6000": ("nvidia", "Quadro RTX 6000", "7.5"),
+    "NVIDIA Quadro RTX 5000": ("nvidia", "Quadro RTX 5000", "7.5"),
+    "NVIDIA Quadro RTX 4000": ("nvidia", "Quadro RTX 4000", "7.5"),
     "NVIDIA A100 40GB": ("nvidia", "NVIDIA A100-SXM4-40GB", "8.0"),
     "NVIDIA A100 80GB PCIe": ("nvidia", "NVIDIA A100 80GB PCIe", "8.0"),
     "NVIDIA A100 80GB SXM": ("nvidia", "NVIDIA A100-SXM4-80GB", "8.0"),
@@ -70,15 +82,15 @@ NAMES = {
     "AMD Instinct MI350X": ("amd", "AMD Instinct MI350X", "gfx950"),
     "AMD Instinct MI355X": ("amd", "AMD Instinct MI355X", "gfx950"),
 }
-_CC = {"30": "8.6", "40": "8.9", "50": "12.0"}
-for _part in PARTS:  # GeForce and Radeon rows: the label is the name the tools print
-    if _part.label.startswith("NVIDIA GeForce"):
+_CC = {"20": "7.5", "30": "8.6", "40": "8.9", "50": "12.0"}
+for _part in PARTS:  # GeForce RTX and Radeon rows: the label is the name the tools print
+    if _part.label.startswith("NVIDIA GeForce RTX"):
         NAMES[_part.label] = ("nvidia", _part.label, _CC[_part.label.split("RTX ")[1][:2]])
     elif _part.label.startswith("AMD Radeon RX"):
         NAMES[_part.label] = (
             "amd",
             _part.label,
-            {"RDNA1": "gfx1010", "RDNA2": "gfx1030", "RDNA3": "gfx1100"}.get(_part.arch, "gfx1201"),
+            {"RDNA1": "gfx1010", "RDNA2": "gfx1030", "RDNA3": "gfx1100", "GCN4": "gfx803"}.get(_part.arch, "gfx1201"),
         )
 
 
@@ -142,6 +154,10 @@ def test_no_source_in_the_knowledge_package_points_outside_the_repo():
         ("NVIDIA RTX 6000 Ada Generation", "8.9", "fp8_e4m3", 728.5),  # 1457.0 "effective FP8" with sparsity
         ("NVIDIA GB300", "10.3", "fp4", 15000.0),  # the NVL72 rack's 1,080 PF dense over its 72 GPUs
         ("AMD Radeon Instinct MI60", "gfx906", "fp16", 29.5),  # AMD's launch figure
+        ("Tesla K40m", "3.5", "fp64", 1.43),  # NVIDIA's Tesla table
+        ("Tesla K80", "3.7", "fp32", 8.74 / 2),  # the board's 8.74 TFLOPS, one of its two GPUs
+        ("Quadro RTX 6000", "7.5", "fp16", 130.5),  # "Tensor Performance", fp16 with fp32 accumulate, dense
+        ("NVIDIA GB10", "12.1", "fp4", 500.0),  # NVIDIA's "1 petaFLOP FP4" is with sparsity
     ],
 )
 def test_datasheet_figures_are_dense(name, arch_id, precision, tflops):
@@ -167,6 +183,13 @@ def test_datasheet_figures_are_dense(name, arch_id, precision, tflops):
         ("NVIDIA GeForce RTX 4080", "8.9", "int8", 780 / 2),
         # the 35.5 TFLOPS fp32 NVIDIA gave for the RTX 4070 SUPER against 56 SM x 2475 MHz x 256
         ("NVIDIA GeForce RTX 4070 SUPER", "8.9", "fp32", 35.5),
+        # NVIDIA's reference 13.4 TFLOPS for the RTX 2080 Ti against 68 SM x 1545 MHz x 128 (Turing: 64 lanes per SM)
+        ("NVIDIA GeForce RTX 2080 Ti", "7.5", "fp32", 13.4),
+        # and its 215.2 int8 TOPS (Turing whitepaper, reference clock): tensor int8 is not halved on GeForce
+        ("NVIDIA GeForce RTX 2080 Ti", "7.5", "int8", 215.2),
+        # AMD's 6.17 TFLOPS for the RX 580 against 36 CU x 1340 MHz x 128, and 5.1 for the RX 570 (32 CU x 1244 MHz)
+        ("Radeon RX 580 Series", "gfx803", "fp32", 6.17),
+        ("Radeon RX 570 Series", "gfx803", "fp32", 5.1),
     ],
 )
 def test_spec_derived_figures_reproduce_the_vendors_headline_numbers(name, arch_id, precision, vendor_figure_tflops):
@@ -230,7 +253,20 @@ def test_laptop_parts_never_get_desktop_figures(name):
         # workstation and datacenter neighbours: a laptop part, the Turing Quadro RTX 6000, an MI50 32GB (its figures
         # were not confirmed) and Blackwell's B300 never take a row that is not theirs
         ("NVIDIA RTX A4000 Laptop GPU", None),
-        ("Quadro RTX 6000", None),
+        ("Quadro RTX 6000", "NVIDIA Quadro RTX 6000"),  # the Turing card, never the RTX 6000 Ada
+        ("NVIDIA RTX 6000 Ada Generation", "NVIDIA RTX 6000 Ada Generation"),
+        ("Quadro RTX 5000 with Max-Q Design", None),  # the laptop part
+        ("NVIDIA GeForce RTX 2060 12GB", None),  # 34 SMs, not the 6 GB launch card's 30
+        ("NVIDIA GeForce RTX 2060 SUPER", None),
+        ("NVIDIA GeForce RTX 2080 SUPER", None),
+        ("NVIDIA GeForce GTX 1660 Ti with Max-Q Design", None),
+        ("Tesla K20Xm", "NVIDIA Tesla K20X"),
+        ("Tesla K20c", "NVIDIA Tesla K20"),
+        ("Tesla K40c", "NVIDIA Tesla K40"),
+        ("AMD Radeon RX 580 2048SP", None),  # China-only, 32 CUs
+        ("AMD Radeon RX 580X", None),
+        ("AMD Radeon RX 590", None),
+        ("NVIDIA GB100", None),
         ("Vega 20 [Radeon Pro VII/Radeon Instinct MI50 32GB]", None),
         ("NVIDIA GB300", "NVIDIA GB300"),
         ("NVIDIA B300 SXM6 AC", "NVIDIA B300"),
@@ -324,3 +360,59 @@ def test_formula_figures_of_an_ambiguous_device_say_so():
 
 def test_an_opengl_renderer_suffix_is_not_another_product():
     assert not match_parts(device("nvidia", "NVIDIA GeForce RTX 3090/PCIe/SSE2")).ambiguous
+
+
+# --- parts without a sourced row, and rows without a clock: the estimate from the device's own count and clock ----
+
+
+def test_kepler_has_rates_so_an_unnamed_gk110_or_gk210_gets_an_estimate():
+    # GK110/GK210 whitepaper: 192 fp32 lanes per SMX (384 FLOP/clk); fp64 at 1/3 on GK210 (only the K80)
+    gk110 = peaks_for(device("nvidia", "NVIDIA GeForce GTX 780 Ti", "3.5", units=15, mhz=928))
+    assert gk110["fp32"].provenance == "estimated" and gk110["fp32"].gflops == pytest.approx(15 * 928 * 384 / 1000)
+    assert "fp64" not in gk110  # GeForce GK110 runs fp64 at 1/24, Teslas at 1/3: the name-blind rate gives none
+    gk210 = peaks_for(device("nvidia", "NVIDIA GK210", "3.7", units=13, mhz=875))
+    assert gk210["fp64"].provenance == "estimated"
+    assert gk210["fp64"].gflops == pytest.approx(gk210["fp32"].gflops / 3)
+
+
+def test_a_kepler_tesla_row_beats_the_driver_clock_estimate():
+    peaks = peaks_for(device("nvidia", "Tesla K40m", "3.5", units=15, mhz=875))  # GPU Boost's top clock
+    assert peaks["fp32"].provenance == "spec" and peaks["fp32"].gflops == pytest.approx(4290)
+    assert peaks["fp64"].provenance == "spec" and peaks["fp64"].gflops == pytest.approx(1430)
+
+
+@pytest.mark.parametrize(
+    ("name", "cc", "sms", "mhz"),
+    [
+        ("NVIDIA GeForce RTX 4090 Laptop GPU", "8.9", 76, 2040),
+        ("NVIDIA GeForce RTX 4050 Laptop GPU", "8.9", 20, 2370),
+        ("NVIDIA GeForce RTX 5090 Laptop GPU", "12.0", 82, 2160),
+        ("NVIDIA GeForce RTX 5070 Ti Laptop GPU", "12.0", 46, 2220),
+    ],
+)
+def test_laptop_parts_are_estimated_from_their_own_sms_and_clock(name, cc, sms, mhz):
+    # NVIDIA publishes a boost-clock range per laptop GPU (the laptop maker's power limit picks the clock): no row
+    # invents one figure, so the device's own SM count and driver clock give every peak, labelled estimated
+    peaks = peaks_for(device("nvidia", name, cc, units=sms, mhz=mhz))
+    assert peaks and all(p.provenance == "estimated" for p in peaks.values())
+    assert peaks["fp32"].gflops == pytest.approx(sms * mhz * 256 / 1000)
+    assert peak_memory_bandwidth_gbps(device("nvidia", name, cc, units=sms, mhz=mhz)) is None
+
+
+def test_gb10_gives_nvidias_figures_and_estimates_the_rest_from_the_device():
+    dev = device("nvidia", "NVIDIA GB10", "12.1", units=48, mhz=2500)
+    peaks = peaks_for(dev)
+    assert peaks["fp4"].provenance == "spec" and peaks["fp4"].gflops == pytest.approx(500_000)
+    assert peaks["fp32"].provenance == "spec" and peaks["fp32"].gflops == pytest.approx(31_000)
+    assert peaks["bf16"].provenance == "estimated"  # no clock published: nothing is spec-derived
+    bw = peak_memory_bandwidth_gbps(dev)
+    assert bw is not None and bw.gflops == 273.0
+    assert set(peaks_for(device("nvidia", "NVIDIA GB10", "12.1"))) == {"fp32", "fp4"}  # name only
+
+
+def test_a_gtx_16_row_keeps_its_fp16_units_at_twice_fp32():
+    # TU116 has no tensor cores: the GeForce tensor half rate does not apply (GTX 1660 Ti: 24 x 1770 x 256)
+    peaks = peaks_for(device("nvidia", "NVIDIA GeForce GTX 1660 Ti", "7.5"))
+    assert peaks["fp16"].gflops == pytest.approx(24 * 1770 * 256 / 1000)
+    assert peaks["fp16"].gflops == pytest.approx(2 * peaks["fp32"].gflops)
+    assert "int8" not in peaks  # dp4a only: no native int8

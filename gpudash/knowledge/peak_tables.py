@@ -65,6 +65,27 @@ _P40_P4 = (
     "(NVIDIA's Tesla comparison table at the P40 and P4 launch)"
 )
 _T4 = f"{_NV}/tesla-t4/"
+# Kepler Teslas: NVIDIA's Tesla comparison table at the K80 launch (cores, clocks, memory, TFLOPS) as AnandTech printed
+# it (read from its stored copy at www.foruma.anandtech.com) and cnews.cz reproduced it; the per-SMX rates from
+# NVIDIA's GK110/GK210 whitepaper.
+_KEPLER_WP = (
+    "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/tesla-product-literature/"
+    "NVIDIA-Kepler-GK110-GK210-Architecture-Whitepaper.pdf"
+)
+_TESLA_K = (
+    "https://www.anandtech.com/show/8729/nvidia-launches-tesla-k80-gk210-gpu (NVIDIA's Tesla K80/K40/K20X/K20 table); "
+    "https://cnews.cz/clanky/nvidia-uvadi-nove-gpu-generace-kepler-gk210-bezi-v-dualni-karte-tesla-k80/; "
+    f"{_KEPLER_WP} (the per-SMX rates)"
+)
+_K20 = (
+    "http://www.tekspecz.com/tekspecz/2012/11/12/the-telsa-k20x-accelerator-graphic-card-launched-by-nvidia "
+    "(NVIDIA's K20X/K20 launch figures); https://tecnogaming.com/se-revelan-especificaciones-de-nvidia-tesla-k20"
+)
+_GB10 = (
+    "https://www.nvidia.com/en-us/products/workstations/dgx-spark/; https://meterpreter.org/a-supercomputer-on-your-"
+    "desk-nvidia-unveils-the-dgx-spark-ai-superchip (NVIDIA's GB10 figures at Hot Chips 2025); "
+    "https://ai-infrastructure.net/dgx-spark/ (the product page's 273 GB/s)"
+)
 _A100_DS = (
     "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
     "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"
@@ -168,6 +189,45 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
     # fp32, bandwidth); the other precisions are derived (GP10x: fp16 at 1/64, fp64 at 1/32; int8 is dp4a only).
     Part("NVIDIA Tesla P40", "nvidia", r"\bp40\b", _P40_P4, {"fp32": 12.0}, 346.0, "6.1", 30, 1531),
     Part("NVIDIA Tesla P4", "nvidia", r"(?:^|\s)(?:tesla )?p4(?:\s|$)", _P40_P4, {"fp32": 5.5}, 192.0, "6.1", 20, 1063),
+    # Kepler (GK110 cc 3.5, GK210 cc 3.7): NVIDIA's Tesla table. K20/K20X/K40 figures are at the base clock NVIDIA
+    # quotes with them (K40: 15 SMX x 745 MHz x 384 = 4.29 TFLOPS; GPU Boost's 810/875 MHz application clocks are
+    # not in them). The K80 is two GK210s on one board and each is its own device: NVIDIA's board figures (8.74 /
+    # 2.91 TFLOPS at the 875 MHz boost, 480 GB/s) are halved, as the MI250's are per GCD.
+    Part(
+        "NVIDIA Tesla K80 (one GPU)",
+        "nvidia",
+        r"\bk80\b",
+        _TESLA_K,
+        {"fp64": 1.455, "fp32": 4.37},
+        240.0,
+        "3.7",
+        13,
+        875,
+        note="per GPU: one device is one of the board's two GK210s, so NVIDIA's board figures are halved",
+    ),
+    Part("NVIDIA Tesla K40", "nvidia", r"\bk40[a-z]?\b", _TESLA_K, {"fp64": 1.43, "fp32": 4.29}, 288.0, "3.5", 15, 745),
+    Part(
+        "NVIDIA Tesla K20X",
+        "nvidia",
+        r"\bk20x[a-z]?\b",
+        f"{_TESLA_K}; {_K20}",
+        {"fp64": 1.31, "fp32": 3.95},
+        250.0,
+        "3.5",
+        14,
+        732,
+    ),
+    Part(
+        "NVIDIA Tesla K20",
+        "nvidia",
+        r"\bk20(?!x)[a-z]?\b",
+        f"{_TESLA_K}; {_K20}",
+        {"fp64": 1.17, "fp32": 3.52},
+        208.0,
+        "3.5",
+        13,
+        706,
+    ),
     # T4: the product page prints "320+ GB/s" (its one-page datasheet says 300 GB/s); the page's figure is used.
     Part(
         "NVIDIA T4", "nvidia", r"(?:^|\s)(?:tesla )?t4(?:\s|$)", _T4, {"fp32": 8.1, "fp16": 65.0, "int8": 130.0}, 320.0
@@ -335,9 +395,13 @@ NVIDIA_DATACENTER: tuple[Part, ...] = (
     Part("NVIDIA Jetson AGX Orin 32GB", "nvidia", r"\bagx orin\b.*\b32gb\b", _JETSON, {}, 204.8, group="Orin"),
     Part("NVIDIA Jetson Orin NX 16GB", "nvidia", r"\borin nx\b.*\b16gb\b", _JETSON, {}, 102.4, group="Orin"),
     Part("NVIDIA Jetson Orin NX 8GB", "nvidia", r"\borin nx\b.*\b8gb\b", _JETSON, {}, 102.4, group="Orin"),
+    # GB10 (DGX Spark, cc 12.1): NVIDIA publishes "1 petaFLOP FP4 with sparsity" (dense: half), "about 31 TFLOPS"
+    # fp32 and 273 GB/s of LPDDR5X; 6,144 CUDA cores (48 SMs) but no GPU clock, so nothing is derived: bf16, fp8
+    # and the rest come from the device's own SM count and clock (estimated).
+    Part("NVIDIA GB10", "nvidia", r"\bgb10\b", _GB10, {"fp32": 31.0, **_half(fp4=1000.0)}, 273.0, "12.1"),
 )
 
-# --- NVIDIA GeForce (last three generations) ---------------------------------------------------------------------
+# --- NVIDIA GeForce (the last four generations, and GTX 16) -----------------------------------------------------
 _GA102_WP = "https://www.nvidia.com/content/PDF/nvidia-ampere-ga-102-gpu-architecture-whitepaper-v2.pdf"
 _ADA_WP = "https://images.nvidia.com/aem-dam/Solutions/Data-Center/l4/nvidia-ada-gpu-architecture-whitepaper-v2.1.pdf"
 _RTX30 = "https://www.nvidia.com/en-us/geforce/graphics-cards/30-series/"
@@ -367,6 +431,26 @@ _RTX4070_LAUNCH = (
 )
 
 
+_TURING_REF = (
+    "https://www.bit-tech.net/features/tech/graphics/nvidias-turing-architecture-explained/1/ (NVIDIA's reference "
+    "specifications from the Turing whitepaper)"
+)
+_RTX20_MEM = "https://www.enfasys.net/2018/08/21/nvidia-lanza-las-geforce-rtx-2000/ (NVIDIA's launch: 616 and 448 GB/s)"
+_RTX2060 = (
+    "https://pcmasters.de/news/133710774-nvidia-geforce-rtx-2060-fuer-369eur-vorgestellt.html; "
+    "https://fudzilla.com/news/graphics/47888-nvidia-announces-the-geforce-rtx-2060"
+)
+_GTX16 = "https://www.guru3d.com/review/gigabyte-gtx-1660-super-gaming-oc-review/page-5/ (NVIDIA's GeForce 16 table)"
+
+
+def _gtx16(variant: str, src: str, sms: int, boost: int, bw: float) -> Part:
+    """GTX 1660 / Ti / SUPER (TU116): no tensor cores, so no GeForce tensor halving (geforce=False); the fp16 units
+    run at twice the fp32 rate (NV_RATES_NO_TC)."""
+    tail = rf" {variant}\b" if variant else r"\b(?! ?(?:ti|super)\b)"
+    name = "NVIDIA GeForce GTX 1660" + (f" {'Ti' if variant == 'ti' else variant.upper()}" if variant else "")
+    return Part(name, "nvidia", rf"\bgtx ?1660{tail}{_NOT_LAPTOP}", src, {}, bw, "7.5", sms, boost)
+
+
 def _rtx(model: str, variant: str = "") -> str:
     """'4090' -> matches 'GeForce RTX 4090' but not '4090 D', '4090 Ti', '4090 Laptop GPU'; 'ti' not 'Ti SUPER';
     'd' not 'D V2' (the RTX 5090 D V2 has a narrower memory bus than the 5090 D)."""
@@ -383,6 +467,41 @@ def _geforce(
 
 # Rows only for cards whose figures were confirmed (docs/peak-sources.md); the SM count is CUDA cores / 128.
 NVIDIA_GEFORCE: tuple[Part, ...] = (
+    # RTX 20 (TU10x, cc 7.5): NVIDIA's reference boost clocks (Founders Editions ran 90 MHz higher); 64 CUDA cores
+    # per SM. 2080 Ti: 68 SM x 1545 MHz x 128 = 13.4 TFLOPS fp32, NVIDIA's reference figure.
+    _geforce("2080", "ti", f"{_TURING_REF}; {_RTX20_MEM}", 68, 1545, 616.0, "7.5"),
+    _geforce("2080", "", f"{_TURING_REF}; {_RTX20_MEM}", 46, 1710, 448.0, "7.5"),
+    _geforce("2070", "", f"{_TURING_REF}; {_RTX20_MEM}", 36, 1620, 448.0, "7.5"),
+    # 2060: the 6 GB launch card (30 SMs, 14 Gbps on 192 bits); the later RTX 2060 12GB has 34 SMs: not this row
+    Part(
+        "NVIDIA GeForce RTX 2060",
+        "nvidia",
+        rf"(?:\brtx ?|/ ?)2060\b(?! ?(?:ti|super|d|12 ?gb)\b){_NOT_LAPTOP}",
+        _RTX2060,
+        {},
+        336.0,
+        "7.5",
+        30,
+        1680,
+        True,
+    ),
+    # GTX 16 (TU116): CUDA cores / 64 = SMs; memory 8 / 12 / 14 Gbps on 192 bits
+    _gtx16(
+        "",
+        f"{_GTX16}; https://www.news18.com/news/tech/nvidia-announces-geforce-gtx-1660-mid-range-graphics-for-"
+        "desktops-2067069.html",
+        22,
+        1785,
+        192.0,
+    ),
+    _gtx16(
+        "ti",
+        f"{_GTX16}; https://tech4d.it/2019/02/nvidia-presenta-gtx-1660-ti-lerede-della-1060-con-6-gb-gddr6",
+        24,
+        1770,
+        288.0,
+    ),
+    _gtx16("super", _GTX16, 22, 1785, 336.0),
     # RTX 30 (GA10x). 3090: GA102 whitepaper Appendix A (1695 MHz, 936 GB/s, 35.6 fp32, 71 fp16 tensor fp32-acc).
     _geforce("3090", "", f"{_GA102_WP}; {_RTX30}", 82, 1695, 936.0, "8.6", published={"fp32": 35.6, "fp16": 71.0}),
     _geforce("3080", "", f"{_RTX30}; {_RTX30_NEWS}", 68, 1710, 760.0, "8.6", published={"fp32": 29.8}),
@@ -507,7 +626,37 @@ _RTX_6000_ADA_DS = (
     "proviz-print-rtx6000-datasheet-web-2504660.pdf"
 )
 
+# Turing Quadro RTX: "Tensor Performance" is fp16 matrix math with fp16 or fp32 accumulate at the full rate, dense
+# (Turing has no sparsity); the 6000 and 8000 share their compute and differ in memory size only.
+_QUADRO_6000 = (
+    "https://www.nvidia.com/en-us/design-visualization/quadro/rtx-6000/; GitHub text, search-index id 14395848610 "
+    "(NVIDIA's Quadro RTX 6000 figures); https://chip.pl/2018/10/bestia-dla-profesjonalistow-quadro-rtx-6000"
+)
+_QUADRO_8000 = (
+    "https://www.nvidia.com/en-us/design-visualization/quadro/rtx-8000/; https://maychudoanhnghiep.vn/leadtek-nvidia-"
+    "quadro-rtx8000-turing-gpu4608-cuda-cores48gb-gddr64xdp.html (the datasheet table)"
+)
+_QUADRO_5000 = (
+    "https://www.nvidia.com/en-us/design-visualization/quadro/rtx-5000/; https://networking-equipments.sell.everychina."
+    "com/p-117599392-nvidia-quadro-rtx-5000-16g-video-card-the-ultimate-graphics-upgrade-for-professionals.html "
+    "(the datasheet table)"
+)
+_QUADRO_4000 = (
+    "https://www.nvidia.com/en-us/design-visualization/quadro/rtx-4000/; GitHub text, search-index id 12394316220 "
+    "(the datasheet table); https://bto-pc-fan.com/2018/11/14/post-2927"
+)
+
+
+def _quadro(model: str, src: str, fp32: float, tensor: float, bw: float) -> Part:
+    name = f"NVIDIA Quadro RTX {model}"
+    return Part(name, "nvidia", rf"\bquadro rtx {model}\b{_NOT_LAPTOP}", src, {"fp32": fp32, "fp16": tensor}, bw, "7.5")
+
+
 NVIDIA_WORKSTATION: tuple[Part, ...] = (
+    _quadro("8000", _QUADRO_8000, 16.3, 130.5, 672.0),
+    _quadro("6000", _QUADRO_6000, 16.3, 130.5, 672.0),
+    _quadro("5000", _QUADRO_5000, 11.2, 89.2, 448.0),
+    _quadro("4000", _QUADRO_4000, 7.1, 57.0, 416.0),
     Part(
         "NVIDIA RTX A6000",
         "nvidia",
@@ -680,6 +829,14 @@ _RX6800 = (
     "nvidias-rtx-3000-cards-everything-to-know/2116713/"
 )
 _RX5600 = "https://www.tomshardware.com/news/amd-launches-radeon-rx-5600-xt-ultimate-1080p-gaming-gpu-at-dollar279"
+_RX500 = (
+    "https://it.slashdot.org/?fhfilter=graphics&page=46&view=search (HotHardware on AMD's RX 580 / RX 570 launch "
+    "figures)"
+)
+_RX480 = (
+    "https://hwready.it/recensioni/asus-strix-radeon-rx-480-8gb-recensione/2/; https://www.ozeros.com/2016/05/amd-"
+    "lanza-la-nueva-radeon-rx-480-viene-equipada-con-2304-stream-processors/"
+)
 
 
 def _rx(model: str, variant: str, cus: int, boost: int | None, bw: float | None, family: str, **kw) -> Part:
@@ -859,6 +1016,28 @@ AMD_RADEON: tuple[Part, ...] = (
         "la-rx-6400-por-159-dolares.html",
         note="boost clock not confirmed",
     ),
+    # Polaris (GCN4, gfx803): AMD's compute units and boost clocks (RX 580: 36 CU x 1340 MHz x 128 = 6.17 TFLOPS, AMD's
+    # figure). No bandwidth: each name covers 4 GB cards with 7 Gbps memory (224 GB/s) and 8 GB cards with 8 Gbps
+    # (256 GB/s), and the RX 470 launched at 6.6 Gbps. The China-only "RX 580 2048SP" has 32 CUs: not the RX 580.
+    *(
+        Part(
+            f"AMD Radeon RX {model}",
+            "amd",
+            rf"(?:\brx ?|/ ?){model}\b(?! ?(?:x|xt|m|s|2048 ?sp)\b)",
+            src,
+            {},
+            None,
+            "GCN4",
+            cus,
+            boost,
+        )
+        for model, cus, boost, src in (
+            ("580", 36, 1340, f"{_RADEON}; {_RX500}"),
+            ("570", 32, 1244, f"{_RADEON}; {_RX500}"),
+            ("480", 36, 1266, f"{_RADEON}; {_RX480}"),
+            ("470", 32, 1206, f"{_RADEON}; https://en.gamegpu.com/radeon-r-4xx-series/radeon-rx-470"),
+        )
+    ),
     # RDNA1 (Navi 10): pci.ids' "Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]" covers these
     _rx(
         "5700",
@@ -879,6 +1058,12 @@ PARTS: tuple[Part, ...] = NVIDIA_DATACENTER + NVIDIA_GEFORCE + NVIDIA_WORKSTATIO
 # the vendor's clock (e.g. H100 SXM 132 SM x 1830 MHz x 4096 = 989.4 TFLOPS bf16). fp16 without tensor cores is the
 # CUDA guide's per-SM fp16 throughput x 2 (https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions).
 NV_RATES: dict[tuple[int, int], dict[str, int]] = {
+    # GK110/GK210 (Kepler GK110/GK210 whitepaper): 192 single-precision CUDA cores per SMX -> 384 FLOP/clk; "double
+    # precision ... at a rate of up to 1/3 of single precision" (64 DP units). GK210 (cc 3.7) is only the Tesla K80,
+    # so 1/3 holds for every cc 3.7 device. cc 3.5 also covers GeForce GTX 780/780 Ti, which run fp64 at 1/24: a
+    # name-blind fp64 rate would overstate them 8x, so cc 3.5 has none here; the Tesla rows carry NVIDIA's figures.
+    (3, 5): {"fp32": 384},
+    (3, 7): {"fp64": 128, "fp32": 384},
     # P100: 56 SM x 1480 MHz -> 5.3/10.6/21.2 TFLOPS fp64/fp32/fp16 (P100 SXM2 datasheet).
     (6, 0): {"fp64": 64, "fp32": 128, "fp16": 256},
     # GP10x: 128 FP32 lanes/SM; fp64 1/32; fp16 2 results/clk/SM (CUDA guide).
