@@ -12,6 +12,13 @@ Nothing is remembered for the replayed machine here: each host serves spec, reco
 --keep-alive: the same WSGI app answered the way Go's net/http answers (dcgm-exporter, AMD's
 device-metrics-exporter, node_exporter): HTTP/1.1 with a Content-Length, the connection kept open for the
 next request. All hosts then share one asyncio loop in one thread.
+
+--hostile huge|endless|trickle|mixed: instead of gpudash, endpoints that attack the scraper (issue 27), all on
+one asyncio loop in one thread:
+  huge     a 30 MiB page (Content-Length) naming 57,351 hosts x 8 GPUs (458,808 devices), dcgm-exporter's names;
+  endless  a chunked body that never ends: 64 KiB chunks of such lines, as fast as the client reads;
+  trickle  the headers, then one byte of a line every 50 ms, forever;
+  mixed    endpoint i gets huge, endless, trickle in turn.
 """
 
 from __future__ import annotations
@@ -29,7 +36,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hosts", type=int, default=128)
     parser.add_argument("--keep-alive", action="store_true", help="answer as Go exporters do (see above)")
+    parser.add_argument("--hostile", choices=HOSTILE_KINDS, help="endpoints that attack the scraper (see above)")
     args = parser.parse_args()
+    if args.hostile:
+        ports = hostile_servers(args.hostile, args.hosts)
+        print(json.dumps({"ports": ports}), flush=True)
+        sys.stdin.read()
+        return 0
 
     from gpudash.config import defaults
     from gpudash.devices import discover
@@ -90,6 +103,65 @@ def keep_alive_servers(apps: list) -> list[int]:
     async def listen() -> None:
         for app in apps:
             server = await asyncio.start_server(lambda r, w, app=app: serve(app, r, w), "127.0.0.1", 0)
+            ready.append(server.sockets[0].getsockname()[1])
+
+    loop.run_until_complete(listen())
+    threading.Thread(target=loop.run_forever, daemon=True).start()
+    return ready
+
+
+HOSTILE_KINDS = ("huge", "endless", "trickle", "mixed")
+HUGE_HOSTS, HUGE_GPUS = 57_351, 8
+
+
+def huge_page(hosts: int = HUGE_HOSTS, gpus: int = HUGE_GPUS) -> bytes:
+    """About 30 MiB of dcgm-exporter lines: `hosts` hostnames with `gpus` GPUs each, one line per GPU."""
+    line = 'DCGM_FI_DEV_GPU_UTIL{{gpu="{d}",UUID="GPU-{h:05d}-{d}",Hostname="h{h:05d}"}} 50\n'
+    return "".join(line.format(h=h, d=d) for h in range(hosts) for d in range(gpus)).encode()
+
+
+def hostile_servers(kind: str, count: int, page: bytes | None = None) -> list[int]:
+    """`count` hostile endpoints on loopback ports (kind as in the module's docstring); their ports once all
+    listen. The loop runs on in a daemon thread."""
+    import asyncio
+    import itertools
+    import threading
+
+    page = huge_page() if page is None and kind in ("huge", "mixed") else page
+    chunk = huge_page(1024, 8)[: 1 << 16]
+    chunk = chunk[: chunk.rfind(b"\n") + 1]
+
+    async def answer(mode: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            await reader.readuntil(b"\r\n\r\n")
+            head = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\n"
+            if mode == "huge":
+                assert page is not None
+                writer.write(f"{head}Content-Length: {len(page)}\r\n\r\n".encode() + page)
+                await writer.drain()
+            elif mode == "endless":
+                writer.write(f"{head}Transfer-Encoding: chunked\r\n\r\n".encode())
+                while True:
+                    writer.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    await writer.drain()
+            else:  # trickle
+                writer.write(f"{head}Transfer-Encoding: chunked\r\n\r\n".encode())
+                for byte in itertools.cycle(chunk):
+                    writer.write(b"1\r\n%c\r\n" % byte)
+                    await writer.drain()
+                    await asyncio.sleep(0.05)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            writer.close()
+
+    loop = asyncio.new_event_loop()
+    ready: list[int] = []
+
+    async def listen() -> None:
+        for i in range(count):
+            mode = HOSTILE_KINDS[i % 3] if kind == "mixed" else kind
+            server = await asyncio.start_server(lambda r, w, m=mode: answer(m, r, w), "127.0.0.1", 0)
             ready.append(server.sockets[0].getsockname()[1])
 
     loop.run_until_complete(listen())

@@ -141,6 +141,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "timeout_s": Key(4.0, float, 0.1, 60),
         "concurrency": Key(128, int, 1, 128),
         "history_s": Key(900, int, 60, 86400),
+        "memory_budget_mib": Key(256, int, 16, 65536),  # all answers in flight together (gpudash.fleet.budget)
+        "max_hosts_per_target": Key(64, int, 1, 100_000),  # what one target may name (gpudash.fleet.claims)
+        "max_devices_per_target": Key(1024, int, 1, 1_000_000),
     },
     "plugins": {  # resource limits of plugin check and benchmark children (gpudash.plugin_manager.limits)
         "address_space_mib": Key(8192, int, 0, 2**30, check=_address_space),  # 0: none

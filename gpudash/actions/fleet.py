@@ -33,6 +33,9 @@ class FleetSpec:
     interval: float  # 0: adapt to the fleet's size
     history_s: int
     ca_file: str | None = None
+    memory_budget_mib: int = 256  # direct scraping: what all answers in flight may hold together
+    max_hosts_per_target: int = 64
+    max_devices_per_target: int = 1024
 
     @property
     def configured(self) -> bool:
@@ -59,6 +62,9 @@ def spec_from(config: dict[str, Any], **options: Any) -> FleetSpec:
         interval=value("interval", "interval"),
         history_s=conf["history_s"],
         ca_file=options.get("ca_file"),
+        memory_budget_mib=conf["memory_budget_mib"],
+        max_hosts_per_target=conf["max_hosts_per_target"],
+        max_devices_per_target=conf["max_devices_per_target"],
     )
     if spec.prometheus and (spec.hosts or spec.hostfile):
         raise UsageError("--prometheus reads the fleet from Prometheus: leave out --hosts/--hostfile (or the reverse)")
@@ -122,6 +128,9 @@ def open_source(spec: FleetSpec) -> tuple[Source, int]:
         timeout_s=spec.timeout_s,
         stale_after_s=max(STALE_ROUNDS * every, 3 * spec.timeout_s),
         ca_file=spec.ca_file,
+        memory_budget_bytes=spec.memory_budget_mib * 2**20,
+        max_hosts_per_target=spec.max_hosts_per_target,
+        max_devices_per_target=spec.max_devices_per_target,
     )
     return scraper, len(targets)
 

@@ -9,7 +9,9 @@ last chunk), or to the end of the connection. With a `Connections` pool the conn
 request to that server (gpudash.fleet.connections); a kept connection the server has closed since is noticed
 when the request gets no byte back, and the GET is sent once more on a new one. Without a pool,
 `Connection: close` asks the server to end the answer with the connection. A deadline bounds the whole
-request, so a server that keeps trickling bytes cannot keep it alive.
+request, so a server that keeps trickling bytes cannot keep it alive. With a `Hold` on the fleet's memory
+budget (gpudash.fleet.budget), every chunk read is taken from the budget first: an answer that would go over
+it fails with that reason (the scraper gives the hold back once the answer is parsed).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import ssl
 import urllib.parse
 
 from gpudash import __version__
+from gpudash.fleet.budget import Hold
 from gpudash.fleet.connections import Connection, Connections, Key
 
 MAX_BYTES = 32 * 2**20  # a metrics page or API answer bigger than this is not one we can use
@@ -72,13 +75,15 @@ def _request(parts: urllib.parse.SplitResult, accept: str, keep: bool) -> bytes:
     ).encode("latin-1")
 
 
-async def _ask(connection: Connection, request: bytes) -> tuple[bytes, bool]:
+async def _ask(connection: Connection, request: bytes, hold: Hold | None = None) -> tuple[bytes, bool]:
     """Send the request and read the answer: its bytes, and whether it ended by its own framing (so the
     connection may carry another) rather than by the server closing."""
     connection.writer.write(request)
     await connection.writer.drain()
     received = bytearray()
     while chunk := await connection.reader.read(CHUNK):
+        if hold is not None and not hold.take(len(chunk)):
+            raise FetchError(hold.budget.reason)
         received += chunk
         if len(received) > MAX_BYTES:
             raise FetchError(f"answer larger than {MAX_BYTES // 2**20} MiB")
@@ -88,7 +93,11 @@ async def _ask(connection: Connection, request: bytes) -> tuple[bytes, bool]:
 
 
 async def _exchange(
-    parts: urllib.parse.SplitResult, accept: str, ca_file: str | None, connections: Connections | None
+    parts: urllib.parse.SplitResult,
+    accept: str,
+    ca_file: str | None,
+    connections: Connections | None,
+    hold: Hold | None = None,
 ) -> http.client.HTTPResponse | None:
     host = parts.hostname or ""
     tls = _context(ca_file) if parts.scheme == "https" else None
@@ -98,7 +107,7 @@ async def _exchange(
     kept = pool.take(key)
     if kept is not None:
         try:
-            data, framed = await _ask(kept, request)
+            data, framed = await _ask(kept, request, hold)
         except (ConnectionError, asyncio.IncompleteReadError):
             data, framed = b"", False
         except BaseException:
@@ -109,7 +118,7 @@ async def _exchange(
         kept.close()  # closed by the server since its last answer: once more on a new connection
     connection = await pool.open(key, tls, host if tls else None)
     try:
-        data, framed = await _ask(connection, request)
+        data, framed = await _ask(connection, request, hold)
     except BaseException:
         connection.close()  # cancelled by the deadline, or failed: never kept
         raise
@@ -135,13 +144,13 @@ def _settle(
             connection.close()
 
 
-def _body(response: http.client.HTTPResponse) -> str:
+def _body(response: http.client.HTTPResponse) -> bytes:
     if response.status != 200:
         raise FetchError(f"HTTP {response.status} {response.reason}".strip())
     kind = (response.getheader("Content-Type") or "").split(";")[0].strip().lower()
     if kind == "text/html":
         raise FetchError("an HTML page, not metrics (is the path /metrics?)")
-    return response.read().decode("utf-8", errors="replace")
+    return response.read()
 
 
 async def fetch(
@@ -153,9 +162,22 @@ async def fetch(
 ) -> str:
     """The body of `url`, or FetchError saying in a few words why not; never longer than `timeout_s`.
     `connections`: keep the connection open for the next request to the same server (same event loop)."""
+    body = await fetch_bytes(url, timeout_s, ca_file, accept, connections)
+    return body.decode("utf-8", errors="replace")
+
+
+async def fetch_bytes(
+    url: str,
+    timeout_s: float,
+    ca_file: str | None = None,
+    accept: str = "text/plain",
+    connections: Connections | None = None,
+    hold: Hold | None = None,
+) -> bytes:
+    """As fetch, the body undecoded (the scraper decodes it off the event loop); read against `hold`."""
     parts = urllib.parse.urlsplit(url)
     try:
-        response = await asyncio.wait_for(_exchange(parts, accept, ca_file, connections), timeout_s)
+        response = await asyncio.wait_for(_exchange(parts, accept, ca_file, connections, hold), timeout_s)
         if response is None:
             raise FetchError("the server closed the connection without answering")
         return _body(response)

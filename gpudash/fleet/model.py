@@ -29,6 +29,7 @@ class Device:
     amp_dtype: str | None = None  # gpudash's recommendation
     checks_failed: int | None = None  # gpudash's remembered checks with status fail or error
     sources: list[str] = field(default_factory=list)  # "dcgm", "amd", "gpudash"
+    targets: list[str] = field(default_factory=list)  # the scrape targets that described it (direct scraping)
     history: list[tuple[float, float]] = field(default_factory=list)  # (unix seconds, utilisation 0-1)
 
     def to_json(self) -> dict[str, Any]:
@@ -47,6 +48,7 @@ class Device:
             "amp_dtype": self.amp_dtype,
             "checks_failed": self.checks_failed,
             "sources": list(self.sources),
+            "targets": list(self.targets),
             "history": [[t, v] for t, v in self.history],
         }
 
