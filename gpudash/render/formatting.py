@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpudash.models import DeviceInfo, ProcessUsage
@@ -62,3 +62,20 @@ def processes(procs: Sequence[ProcessUsage] | None, limit: int = 3) -> str:
     ]
     more = f" +{len(procs) - limit} more" if len(procs) > limit else ""
     return " · ".join(parts) + more
+
+
+def key_ranges(devices: Iterable[dict[str, Any]]) -> str:
+    """'nvidia:0-7', 'nvidia:0,2 amd:1': device keys with runs of indices folded."""
+    by_vendor: dict[str, list[int]] = {}
+    for dev in devices:
+        by_vendor.setdefault(dev["vendor"], []).append(int(dev["index"]))
+    parts = []
+    for vendor, indices in by_vendor.items():
+        runs: list[list[int]] = []
+        for index in sorted(set(indices)):
+            if runs and index == runs[-1][-1] + 1:
+                runs[-1].append(index)
+            else:
+                runs.append([index])
+        parts.append(f"{vendor}:" + ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs))
+    return " ".join(parts)

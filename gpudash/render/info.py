@@ -10,10 +10,11 @@ nothing is cut and every device stays on one line.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from gpudash.plain_text import one_line
+from gpudash.render.formatting import key_ranges
 from gpudash.render.info_health import health_lines
 from gpudash.render.monitor import elapsed
 from gpudash.render.style import BOLD, CYAN, DIM, RED, YELLOW, Style, load_color
@@ -435,23 +436,6 @@ def _process_reason_lines(devices: list[dict[str, Any]], style: Style) -> list[s
 
 def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
-
-
-def key_ranges(devices: Iterable[dict[str, Any]]) -> str:
-    """'nvidia:0-7', 'nvidia:0,2 amd:1': device keys with runs of indices folded."""
-    by_vendor: dict[str, list[int]] = {}
-    for dev in devices:
-        by_vendor.setdefault(dev["vendor"], []).append(int(dev["index"]))
-    parts = []
-    for vendor, indices in by_vendor.items():
-        runs: list[list[int]] = []
-        for index in sorted(set(indices)):
-            if runs and index == runs[-1][-1] + 1:
-                runs[-1].append(index)
-            else:
-                runs.append([index])
-        parts.append(f"{vendor}:" + ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs))
-    return " ".join(parts)
 
 
 # --- fitting a terminal ------------------------------------------------------------------------------------

@@ -6,12 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from gpudash.plain_text import one_line
+from gpudash.render.formatting import key_ranges
 from gpudash.render.style import BOLD, DIM, GREEN, RED, YELLOW, Style
 
 _COLORS = {"OK": (GREEN,), "WARN": (YELLOW,), "CRITICAL": (RED, BOLD), "UNKNOWN": (DIM,)}
 
 
-def _where(health: dict[str, Any]) -> str:
+def health_source(health: dict[str, Any]) -> str:
+    """Where a GPU's verdict came from (`DeviceHealth.to_json()`), as `info` and the dashboard say it."""
     if health["source"] == "replay":
         if health["counters"]:
             return "replayed: the counters the snapshot recorded"
@@ -20,8 +22,6 @@ def _where(health: dict[str, Any]) -> str:
 
 
 def health_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:
-    from gpudash.render.info import key_ranges
-
     quiet: dict[tuple[str, str], list[dict[str, Any]]] = {}
     lines: list[str] = []
     for dev in devices:
@@ -30,14 +30,14 @@ def health_lines(devices: list[dict[str, Any]], style: Style) -> list[str]:
             continue
         findings = health["findings"]
         if not findings:
-            quiet.setdefault((health["worst"], _where(health)), []).append(dev)
+            quiet.setdefault((health["worst"], health_source(health)), []).append(dev)
             continue
         first = findings[0]
         action = f" -> {first['action']}" if first["action"] != "none" else ""
         more = f" (+{len(findings) - 1} more: gpudash check)" if len(findings) > 1 else ""
         lines.append(
             f"{style('health', DIM)} {key_ranges([dev])}: {style(health['worst'], *_COLORS[health['worst']])} "
-            f"{first['id']}: {one_line(first['summary'], 300)}{action}{more} ({_where(health)})"
+            f"{first['id']}: {one_line(first['summary'], 300)}{action}{more} ({health_source(health)})"
         )
     head = [
         f"{style('health', DIM)} {key_ranges(devs)}: {style(worst, *_COLORS[worst])} ({where})"
