@@ -1,5 +1,5 @@
 """`gpudash info` as text: every field gpustat and nvitop show, n/a with its reason, MIG instances as rows, the
-process table, and a layout that fits the terminal (one line per GPU in a pipe, two on a narrow terminal)."""
+process table, and a layout that fits the terminal (one line per GPU at any width, as gpustat; COLUMNS in a pipe)."""
 
 import re
 import sys
@@ -183,23 +183,62 @@ def replayed(name):
 @pytest.mark.parametrize(
     "name, width", [("dgx-h100-8gpu.json", 80), ("dgx2-v100-16gpu.json", 80), ("dgx-h100-8gpu.json", 120)]
 )
-def test_a_narrow_terminal_gets_two_lines_a_gpu_and_nothing_wider_than_itself(name, width):
+def test_a_narrow_terminal_gets_one_line_a_gpu_and_nothing_wider_than_itself(name, width):
     data = replayed(name)
-    out = render(data, width=width)
-    lines = out.splitlines()
+    lines = render(data, width=width).splitlines()
     assert all(len(line) <= width for line in lines)
     gpu_rows = [line for line in lines if line.startswith("[nvidia:")]
     assert len(gpu_rows) == len(data["devices"])
-    for line in gpu_rows:  # the readings follow on the next line, under their own header
-        assert re.match(r"^ +\d+C ", lines[lines.index(line) + 1])
-    assert lines[2].split() == ["temp", "fan", "perf", "util", "enc", "dec", "power", "memory"]
+    for line in gpu_rows:  # gpustat's density: the readings on the device's own line, the next is another row
+        assert re.search(r" \d+C +n/a +P0 +(\d+%|n/a) ", line), line
+        following = lines[lines.index(line) + 1]
+        assert following.startswith(("[nvidia:", "  └ mig", "+ left out")), following
+
+
+# The fake 8-GPU NVML (the DGX H100 example's devices served by the fake pynvml), as a user runs it in a pipe.
+@pytest.mark.parametrize(
+    ("columns", "left_out", "header"),
+    [
+        ("80", "arch, native, enc, dec", ["device", "name", "temp", "fan", "perf", "util", "power", "memory"]),
+        ("120", "arch", ["device", "name", "temp", "fan", "perf", "util", "enc", "dec", "power", "memory", "native"]),
+    ],
+)
+def test_info_in_a_pipe_honours_columns_one_line_a_gpu(monkeypatch, capsys, columns, left_out, header):
+    monkeypatch.setenv("COLUMNS", columns)
+    out = text(monkeypatch, capsys, load_example("dgx-h100-8gpu.json")["devices"])
+    lines = out.splitlines()
+    assert all(len(line) <= int(columns) for line in lines), max(lines, key=len)
+    table = lines.index(next(line for line in lines if line.startswith("device ")))
+    assert lines[table].split() == header
+    rows = lines[table + 1 : table + 9]
+    assert [r.split()[0] for r in rows] == [f"[nvidia:{i}]" for i in range(8)]  # eight lines, eight GPUs
+    assert rows[4].split()[1:4] == ["H100", "80GB", "HBM3"]  # the name without NVIDIA, the key says it
+    assert re.search(r" \d+/700W +\d+\.\d/79\.6GiB", rows[4]), rows[4]  # short forms, meaning kept
+    assert f"+ left out at {columns} columns: {left_out} (widen, set COLUMNS, or --json)" in lines
+    # Sentences wrap at spaces rather than lose their end: the driver versions are all there.
+    header_text = " ".join(line.strip() for line in lines[:table])
+    assert "driver 550.54.15" in header_text and "CUDA driver 12.4" in header_text
+
+
+def test_info_in_a_pipe_without_columns_keeps_everything(monkeypatch, capsys):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = text(monkeypatch, capsys, load_example("dgx-h100-8gpu.json")["devices"])
+    assert "left out" not in out and "…" not in out
+    assert next(line for line in out.splitlines() if line.startswith("device ")).split()[-1] == "native"
+    monkeypatch.setenv("COLUMNS", "not a number")  # ignored, as shells leave it
+    assert text(monkeypatch, capsys, load_example("dgx-h100-8gpu.json")["devices"]).count("left out") == 0
 
 
 def test_a_wide_terminal_or_a_pipe_gets_one_line_a_gpu():
     data = replayed("dgx2-v100-16gpu.json")
     for out in (render(data), render(data, width=160)):
         lines = out.splitlines()
-        assert lines[1].split()[:4] == ["device", "name", "arch", "temp"]
+        assert next(line for line in lines if line.startswith("device ")).split()[:4] == [
+            "device",
+            "name",
+            "arch",
+            "temp",
+        ]
         gpu_rows = [line for line in lines if line.startswith("[nvidia:")]
         assert len(gpu_rows) == 16 and all(re.search(r"\d+C ", line) for line in gpu_rows)
     assert all(len(line) <= 160 for line in render(data, width=160).splitlines())

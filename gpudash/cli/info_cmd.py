@@ -91,7 +91,7 @@ def run(ctx: Context) -> int:
         )
 
     if args.watch is None:
-        print(frame(terminal.width()))
+        print(frame(terminal.columns()))
         return 0
     from gpudash.cli.watch import watch
 

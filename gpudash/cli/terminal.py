@@ -30,6 +30,20 @@ def width(stream: TextIO | None = None) -> int | None:
         return None
 
 
+def columns(stream: TextIO | None = None) -> int | None:
+    """The width text for `stream` should keep to: the terminal's; in a pipe or a file, COLUMNS when it is set
+    to a positive number (`COLUMNS=80 gpudash info | less`); otherwise None, no limit (nothing cut, every
+    column: what a script reading the output wants). docs/cli.md documents it."""
+    found = width(stream)
+    if found is not None:
+        return found
+    try:
+        value = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
 def height(stream: TextIO | None = None) -> int | None:
     stream = stream or sys.stdout
     try:

@@ -43,7 +43,7 @@ def watch(
             if redraw:
                 _draw(out, frame(terminal.width(out)), terminal.height(out))
             else:
-                out.write(("\n" if rounds and blank_line else "") + frame(None) + "\n")
+                out.write(("\n" if rounds and blank_line else "") + frame(terminal.columns(out)) + "\n")
             out.flush()
             rounds += 1
             if count is not None and rounds >= count:

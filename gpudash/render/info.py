@@ -1,10 +1,14 @@
-"""The info JSON as text: a header with the driver versions, one row per device (one line, or two on a narrow
-terminal) with every reading gpustat and nvitop show, MIG instances as rows under their GPU, the processes on
-the GPUs as a table of their own (as nvitop -1 prints them), then why each n/a is n/a, and the notes.
+"""The info JSON as text: a header with the driver versions, one line per device with every reading gpustat and
+nvitop show, MIG instances as rows under their GPU, the processes on the GPUs as a table of their own (as
+nvitop -1 prints them), then why each n/a is n/a, and the notes.
 
 Everything is drawn from the info JSON contract (gpudash.info.info_json), so a face that has the document
-has the text. Colour comes from a Style (off for pipes); `width` is the terminal's, None for a pipe: then
-nothing is cut and every device stays on one line.
+has the text. Colour comes from a Style (off for pipes); `width` is the terminal's (or COLUMNS in a pipe),
+None for no limit. A device stays on one line at any width, as in gpustat: narrower than the full table, the
+cells take their short forms (`536/700W`, `52.0/79.6GiB`, the name without its vendor), then whole columns
+are left out in DROP_ORDER, and one line under the table names them. Sentences (the header, the n/a reasons,
+health, notes) wrap at a space rather than lose their end; table rows are cut, with `…`, only where even the
+last column (a process's command) does not fit.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ IDENTITY_HEADER = ["device", "name", "arch", "native"]
 READINGS_HEADER = ["temp", "fan", "perf", "util", "enc", "dec", "power", "memory"]
 PROCESS_HEADER = ["device", "pid", "type", "user", "gpu mem", "sm", "cpu", "host mem", "time", "command"]
 COMPACT_DROPS = {"cpu", "host mem", "time"}
+# Columns of the device table left out, in this order, until a device fits on one line (docs/cli.md).
+DROP_ORDER = (("arch",), ("native",), ("enc", "dec"), ("fan",), ("perf",), ("power",), ("temp",))
+VENDOR_WORDS = ("NVIDIA ", "AMD ", "Intel(R) ", "Intel ")
 # Sample fields shown in the device rows, with the word their n/a reasons go under.
 SHOWN_FIELDS = {
     "temperature_c": "temp",
@@ -65,21 +72,29 @@ def render(
     when: float | None = None,
 ) -> str:
     style = Style(color)
-    lines = [header_line(data, style, when)]
     devices = data["devices"]
     entries = _entries([(dev, _device_cells(dev)) for dev in devices], style, show_uuid, show_all)
-    wide = _wide_lines(entries, style)
-    narrow = width is not None and max(_visible_len(line) for line in wide) > width
-    lines += _narrow_lines(entries, style) if narrow else wide
-    if processes:
-        lines += process_lines(devices, style, compact=narrow)
-    lines += reason_lines(devices, style)
-    lines += health_lines(devices, style)
-    lines += mamf_lines(devices, style)
-    lines += [f"{style('note:', YELLOW)} {one_line(note)}" for note in data.get("notes") or []]
-    if width is not None:
-        lines = [_cut(line, width) for line in lines]
-    return "\n".join(lines)
+    table, dropped = fitted_lines(entries, style, width)
+    sentences = [header_line(data, style, when)]
+    rows = list(table)
+    marker = [style(left_out_line(dropped, width), DIM)] if dropped else []
+    processes_rows = process_lines(devices, style, width=width) if processes else []
+    after = reason_lines(devices, style) + health_lines(devices, style) + mamf_lines(devices, style)
+    after += [f"{style('note:', YELLOW)} {one_line(note)}" for note in data.get("notes") or []]
+    if width is None:
+        return "\n".join(sentences + rows + processes_rows + after)
+    return "\n".join(
+        [w for line in sentences for w in wrap(line, width)]
+        + [_cut(line, width) for line in rows]
+        + [w for line in marker for w in wrap(line, width)]
+        + [_cut(line, width) for line in processes_rows]
+        + [w for line in after for w in wrap(line, width)]
+    )
+
+
+def left_out_line(dropped: Sequence[str], width: int | None) -> str:
+    """The marker under a narrowed device table: which columns it left out, and how to see them."""
+    return f"+ left out at {width} columns: {', '.join(dropped)} (widen, set COLUMNS, or --json)"
 
 
 def header_line(data: dict[str, Any], style: Style, when: float | None = None) -> str:
@@ -267,34 +282,84 @@ def _entries(
     return entries
 
 
-def _wide_lines(entries: list[Entry], style: Style) -> list[str]:
-    table = [e if isinstance(e, str) else [e[0].get(n, BLANK) for n in WIDE_HEADER] for e in entries]
-    return align(table, WIDE_HEADER, style)
+def _table_lines(entries: Sequence[Entry], style: Style, header: Sequence[str]) -> list[str]:
+    table = [e if isinstance(e, str) else [e[0].get(n, BLANK) for n in header] for e in entries]
+    return align(table, header, style)
 
 
-def _narrow_lines(entries: list[Entry], style: Style) -> list[str]:
-    """Two lines a device: who it is, then its readings below, each aligned under a header of its own; a MIG
-    instance takes one line."""
+def _widest(lines: Sequence[str]) -> int:
+    return max((_visible_len(line) for line in lines), default=0)
+
+
+def fitted_lines(entries: list[Entry], style: Style, width: int | None) -> tuple[list[str], list[str]]:
+    """The device table, one line a device, within `width` if it can be: the full table; else the cells'
+    short forms; else without the columns of DROP_ORDER, one after another. Returns the lines and the columns
+    left out. Detail lines (-a, --show-uuid) do not count: they are lines of their own."""
     rows = [e for e in entries if not isinstance(e, str)]
-    firsts = [
-        [cells.get(n, BLANK) for n in IDENTITY_HEADER[:-1]] + [cells["summary" if mig else "native"]]
-        for cells, mig in rows
-    ]
-    seconds = [[cells.get(n, BLANK) for n in READINGS_HEADER] for cells, mig in rows if not mig]
-    top, bottom = align(firsts, IDENTITY_HEADER, style), align(seconds, READINGS_HEADER, style)
-    indent = " " * (max((len(cells["device"][0]) for cells, mig in rows if not mig), default=0) + 2)
-    lines = [top[0], indent + bottom[0]]
-    tops, bottoms = iter(top[1:]), iter(bottom[1:])
-    for entry in entries:
-        if isinstance(entry, str):
-            lines.append(entry)
-            continue
-        lines.append(next(tops))
-        if not entry[1]:
-            second = next(bottoms)
-            if second.strip():  # a lost GPU has nothing to read
-                lines.append(indent + second)
-    return lines
+
+    def fits(header: Sequence[str], cells: list[Entry]) -> bool:
+        only_rows = [c for c in cells if not isinstance(c, str)]
+        return width is None or _widest(_table_lines(only_rows, style, header)) <= width
+
+    if fits(WIDE_HEADER, list(rows)):
+        return _table_lines(entries, style, WIDE_HEADER), []
+    short: list[Entry] = [e if isinstance(e, str) else (short_cells(e[0]), e[1]) for e in entries]
+    header, dropped = list(WIDE_HEADER), []
+    for names in DROP_ORDER:
+        if fits(header, short):
+            break
+        for name in names:
+            header.remove(name)
+            dropped.append(name)
+    return _table_lines(short, style, header), dropped
+
+
+def short_cells(cells: dict[str, Cell]) -> dict[str, Cell]:
+    """A device row's cells in their short forms, meaning kept: the name without the vendor (the key says it),
+    power as `536/700W`, memory as `52.0/79.6GiB`."""
+    out = dict(cells)
+    name, codes = cells.get("name", BLANK)
+    for word in VENDOR_WORDS:
+        if name.startswith(word) and len(name) > len(word):
+            name = name[len(word) :]
+            break
+    out["name"] = (name.replace("(R)", "").replace("(TM)", ""), codes)
+    for column in ("power", "memory"):
+        text, codes = cells.get(column, BLANK)
+        if " / " in text:
+            number, unit = text.rsplit(" ", 1)
+            out[column] = (number.replace(" / ", "/") + unit, codes)
+    return out
+
+
+def wrap(line: str, width: int, indent: str = "    ") -> list[str]:
+    """A sentence in lines of at most `width` columns, broken at spaces (colour codes take no room); a word
+    longer than a line (a URL) is cut with '…' rather than broken in two lines."""
+    if _visible_len(line) <= width:
+        return [line]
+    out: list[str] = []
+    current, shown = "", 0
+    for word in line.split(" "):
+        size = _visible_len(word)
+        if current and shown + 1 + size > width:
+            out.append(current)
+            current, shown = indent, len(indent)
+        current += ("" if shown in (0, len(indent)) and current.strip() == "" else " ") + word
+        shown = _visible_len(current)
+    out.append(current)
+    return [piece for line in out for piece in _pieces(line, width, indent)]
+
+
+def _pieces(line: str, width: int, indent: str) -> list[str]:
+    """A line still too wide (one word longer than a line, a URL) broken into pieces, every character kept."""
+    if _visible_len(line) <= width or "\x1b" in line:
+        return [_cut(line, width)] if _visible_len(line) > width else [line]
+    room = width - len(indent)
+    pieces, rest = [line[:width]], line[width:]
+    while rest:
+        pieces.append(indent + rest[:room])
+        rest = rest[room:]
+    return pieces
 
 
 def align(table: Sequence[list[Cell] | str], header: Sequence[str], style: Style) -> list[str]:
@@ -323,10 +388,13 @@ def _join(cells: Sequence[Cell], widths: list[int], style: Style) -> str:
 # --- processes ---------------------------------------------------------------------------------------------
 
 
-def process_lines(devices: list[dict[str, Any]], style: Style, compact: bool = False) -> list[str]:
+COMMAND_ROOM = 40  # columns a process's command keeps before CPU%, host memory and time make way for it
+
+
+def process_lines(devices: list[dict[str, Any]], style: Style, width: int | None = None) -> list[str]:
     """Every GPU process in one table (nvitop's columns), biggest GPU memory first on each device; processes
-    on a MIG GPU under their MIG instance. `compact` (a narrow terminal) leaves out CPU%, host memory and time,
-    so the command keeps some room."""
+    on a MIG GPU under their MIG instance. Where `width` leaves the command less than COMMAND_ROOM columns,
+    CPU%, host memory and time are left out, so the command keeps some room."""
     rows: list[list[Cell]] = []
     for dev in devices:
         if dev["vendor"] == "cpu" or dev.get("status") == "lost":
@@ -342,7 +410,8 @@ def process_lines(devices: list[dict[str, Any]], style: Style, compact: bool = F
     if not rows:
         return []
     header = PROCESS_HEADER
-    if compact:
+    command_at = len(align(rows, header, style)[0]) - len(header[-1])
+    if width is not None and width - command_at < COMMAND_ROOM:
         keep = [i for i, name in enumerate(PROCESS_HEADER) if name not in COMPACT_DROPS]
         header, rows = [PROCESS_HEADER[i] for i in keep], [[row[i] for i in keep] for row in rows]
     return align(rows, header, style)  # on a terminal the command, last, is what gets cut (render)
