@@ -1,4 +1,5 @@
-"""Signal a GPU process (SIGTERM, SIGKILL), as nvitop and nvtop let a user end a runaway job.
+"""Signal a GPU process (SIGINT, SIGTERM, SIGKILL), as nvitop and nvtop let a user end a runaway job, and
+read the GPU processes' ancestry for the process list's tree view.
 
 Two steps, so a face can ask the user in between: `identify` reads who the pid is now (name, user, command,
 start time) and whether this user may signal it; `signal_process` sends the signal only if the pid still
@@ -20,7 +21,7 @@ import psutil
 
 from gpudash.actions.session import Session
 
-SIGNALS = {"SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}
+SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGKILL": signal.SIGKILL}
 T = TypeVar("T")
 
 
@@ -122,4 +123,55 @@ def _quietly(getter: Callable[[], T]) -> T | None:
     try:
         return getter()
     except psutil.AccessDenied:
+        return None
+
+
+Ancestor = tuple[int, str | None]  # (pid, name)
+
+
+class ProcessAncestry:
+    """Each pid's ancestors (the parent first, init left out), read once per process: a process's parents
+    change only when one of them exits, and then the pid's next reading starts over. Refused on a replay,
+    where the pids are the recorded machine's."""
+
+    def __init__(self, session: Session) -> None:
+        self.refused = refusal_for_reading(session)
+        self._known: dict[int, tuple[float, list[Ancestor]]] = {}
+
+    def of(self, pids: list[int]) -> dict[int, list[Ancestor]]:
+        """{pid: ancestors} for the pids this machine can see; the others are left out."""
+        if self.refused:
+            return {}
+        out: dict[int, list[Ancestor]] = {}
+        for pid in set(pids):
+            known = self._known.get(pid)
+            try:
+                process = psutil.Process(pid)
+                started = process.create_time()
+                if known is None or known[0] != started or not all(psutil.pid_exists(p) for p, _ in known[1]):
+                    chain = [(p.pid, _name(p)) for p in process.parents() if p.pid > 1]
+                    known = (started, chain)
+                    self._known[pid] = known
+            except (psutil.Error, ValueError):
+                self._known.pop(pid, None)
+                continue
+            out[pid] = known[1]
+        for pid in [p for p in self._known if p not in out]:
+            del self._known[pid]
+        return out
+
+
+def refusal_for_reading(session: Session) -> str | None:
+    """Why this machine's /proc says nothing about the session's pids (a replay), or None."""
+    machine = session.machine(include_torch=False)
+    if machine.replayed:
+        host = machine.host.hostname or "the recorded machine"
+        return f"replayed: the process tree of {host} was not recorded"
+    return None
+
+
+def _name(process: psutil.Process) -> str | None:
+    try:
+        return process.name()
+    except psutil.Error:
         return None

@@ -168,3 +168,85 @@ def reasons(row: ProcessRow) -> list[str]:
         if field and getattr(row.proc, field) is None and field in row.proc.unavailable:
             out.append(f"{column.header}: {row.proc.unavailable[field]}")
     return out
+
+
+# Tree view -----------------------------------------------------------------------------------------
+
+Ancestors = Sequence[tuple[int, "str | None"]]  # (pid, name), the parent first
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One line of the tree view: a GPU process's row, or a parent without GPU work (row None) shown because
+    it started two or more of the listed processes (torchrun, a job's launcher)."""
+
+    row: ProcessRow | None
+    pid: int
+    name: str | None
+    prefix: str  # "├─ ", "│  └─ ": drawn before the command
+
+    @property
+    def key(self) -> str:
+        return self.row.key if self.row is not None else f"{self.pid}@tree"
+
+
+def tree_entries(rows: Sequence[ProcessRow], ancestry: Mapping[int, Ancestors]) -> list[TreeEntry]:
+    """`rows` (sorted) as a tree: each process under its nearest listed ancestor; processes with none that
+    share a parent grouped under that parent; siblings keep the rows' order. A pid ancestry lacks (not
+    visible here) is a root."""
+    pids = list(dict.fromkeys(r.proc.pid for r in rows))
+    listed = set(pids)
+    rows_of: dict[int, list[ProcessRow]] = {}
+    for r in rows:
+        rows_of.setdefault(r.proc.pid, []).append(r)
+    parent: dict[tuple[str, int], tuple[str, int] | None] = {}
+    orphans: dict[int, list[int]] = {}  # direct parent -> listed pids with no listed ancestor
+    for pid in pids:
+        chain = list(ancestry.get(pid, ()))
+        above = next((p for p, _ in chain if p in listed and p != pid), None)
+        parent[("gpu", pid)] = ("gpu", above) if above is not None else None
+        if above is None and chain:
+            orphans.setdefault(chain[0][0], []).append(pid)
+    names = {p: n for chain in ancestry.values() for p, n in chain}
+    for ppid, children in orphans.items():
+        if len(children) >= 2 and ppid not in listed:
+            parent[("group", ppid)] = None
+            for pid in children:
+                parent[("gpu", pid)] = ("group", ppid)
+    order: list[tuple[str, int]] = []  # every node, where it first appears in the rows' order
+    for pid in pids:
+        node = ("gpu", pid)
+        group = parent[node]
+        if group is not None and group[0] == "group" and group not in order:
+            order.append(group)
+        order.append(node)
+    children_of: dict[tuple[str, int] | None, list[tuple[str, int]]] = {}
+    for node in order:
+        children_of.setdefault(parent[node], []).append(node)
+    out: list[TreeEntry] = []
+
+    def emit(node: tuple[str, int], lead: str, last: bool, root: bool) -> None:
+        prefix = "" if root else lead + ("└─ " if last else "├─ ")
+        below = "" if root else lead + ("   " if last else "│  ")  # the lead of its children and later rows
+        kind, pid = node
+        if kind == "group":
+            out.append(TreeEntry(None, pid, names.get(pid), prefix))
+        else:
+            for i, row in enumerate(rows_of[pid]):  # one row per GPU it is on, the later ones indented under it
+                out.append(TreeEntry(row, pid, row.proc.name, prefix if i == 0 else below))
+        kids = children_of.get(node, [])
+        for i, kid in enumerate(kids):
+            emit(kid, below, i == len(kids) - 1, False)
+
+    for root in children_of.get(None, []):
+        emit(root, "", True, True)
+    return out
+
+
+def tree_cells(entry: TreeEntry) -> list[str]:
+    """The row's cells with the tree drawn before its command; a parent without GPU work says so."""
+    if entry.row is None:
+        return [str(entry.pid), *([""] * (len(COLUMNS) - 2)), f"{entry.prefix}{entry.name or NA} (no GPU)"]
+    texts = cells(entry.row)
+    texts[-1] = entry.prefix + texts[-1]
+    return texts

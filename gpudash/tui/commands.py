@@ -75,7 +75,12 @@ def commands(app: GpudashApp) -> list[Command]:
     from gpudash.actions.processes import refusal
 
     off = refusal(app.session)
-    for name, key, what in (("SIGTERM", "T", "asks it to exit"), ("SIGKILL", "K", "ends it at once")):
+    signals = (
+        ("SIGINT", "I", "interrupts it"),
+        ("SIGTERM", "T", "asks it to exit"),
+        ("SIGKILL", "K", "ends it at once"),
+    )
+    for name, key, what in signals:
         help_text = f"Dashboard · {key} · {what}, after a confirmation" + (f" · off: {off}" if off else "")
         out.append((f"Send {name} to the highlighted process", in_view("dashboard", f"signal('{name}')"), help_text))
     labels = monitor.device_labels(app.machine.devices)

@@ -68,7 +68,7 @@ VIEWS: list[ViewSpec] = [
         "Dashboard",
         "d",
         "gpudash.tui.screens.dashboard:DashboardView",
-        "every device on a line, the host, every GPU process; enter: a device in full; T/K signal a process",
+        "every device on a line, the host, every GPU process; enter: a device or process in full; I/T/K signal, t tree",
     ),
     ViewSpec(
         "recommend",

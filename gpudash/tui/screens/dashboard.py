@@ -5,8 +5,11 @@ the rows it needs (up to what leaves the process panel six rows), the process pa
 rather than lose rows. Enter (or D) on a device opens its detail in place: the card with its history chart
 and every field with the reason for each n/a; escape or D returns.
 
-Processes are signalled from here (T: SIGTERM, K: SIGKILL) through gpudash.actions.processes, after a
-confirmation; never on a replayed machine or with --readonly, and each refusal says why in one line.
+Processes are signalled from here (I: SIGINT, T: SIGTERM, K: SIGKILL) through gpudash.actions.processes,
+after a confirmation; space tags several, and a signal key then goes to every tagged process after one
+confirmation. Never on a replayed machine or with --readonly (tagging neither), and each refusal says why in
+one line. Enter on a process opens its screen; t shows the list as a process tree (not on a replay, whose
+process tree was not recorded); left/right scroll long commands.
 """
 
 from __future__ import annotations
@@ -48,8 +51,11 @@ class DashboardView(Vertical):
         ),
         Binding("S", "reverse_sort", "Reverse", show=False, tooltip="reverse the process order"),
         Binding("slash", "filter", "Filter", key_display="/", tooltip="filter processes (escape clears)"),
+        Binding("I", "signal('SIGINT')", "SIGINT", show=False, tooltip="interrupt the process, as ctrl+c would"),
         Binding("T", "signal('SIGTERM')", "SIGTERM", tooltip="ask the highlighted process to exit (confirm first)"),
         Binding("K", "signal('SIGKILL')", "SIGKILL", tooltip="kill the highlighted process at once (confirm first)"),
+        Binding("space", "tag", "Tag", show=False, tooltip="tag the process (signal several together)"),
+        Binding("t", "toggle_tree", "Tree", show=False, tooltip="processes as a tree: each under its parent"),
         Binding("escape", "back", "Back", show=False, tooltip="back to all devices; clears the process filter"),
     ]
 
@@ -61,6 +67,7 @@ class DashboardView(Vertical):
         self._interval = app.refresh_interval
         self._window = app.history_seconds
         self._alerts = ""
+        self._ancestry: process_action.ProcessAncestry | None = None  # while the tree view is on
 
     def compose(self) -> ComposeResult:
         machine = self.app.machine
@@ -113,6 +120,9 @@ class DashboardView(Vertical):
                 return
             table = self.device_table
             table.show_samples(samples)
+            if self._ancestry is not None:
+                pids = [p.pid for s in samples.values() for p in s.processes or []]
+                self.process_table.ancestry = self._ancestry.of(pids)
             self.query_one(ProcessPanel).show_processes(table.devices, samples, table.labels)
             self._show_alerts(samples)
             self._fit_heights()
@@ -250,6 +260,29 @@ class DashboardView(Vertical):
             self.close_detail()
         self.query_one(ProcessPanel).open_filter()
 
+    def action_toggle_tree(self) -> None:
+        table = self.process_table
+        if self._ancestry is not None:
+            self._ancestry, table.ancestry = None, None
+            table.redraw()
+            return
+        ancestry = process_action.ProcessAncestry(self.app.session)
+        if ancestry.refused:
+            self.app.notify(f"tree view off: {ancestry.refused}", severity="warning")
+            return
+        self._ancestry = ancestry
+        table.ancestry = ancestry.of([r.proc.pid for r in table.shown_rows])
+        table.redraw()
+
+    def action_tag(self) -> None:
+        refused = process_action.refusal(self.app.session)
+        if refused:
+            self.app.notify(f"not tagged: {refused}", severity="warning")
+            return
+        if self.process_table.toggle_tag() is None:
+            self.app.notify("nothing to tag: no GPU process highlighted", severity="warning")
+        self.query_one(ProcessPanel).update_note()
+
     def action_signal(self, name: str) -> None:
         from gpudash.tui.screens.signal_dialog import SignalDialog
 
@@ -258,22 +291,41 @@ class DashboardView(Vertical):
         if refused:
             self.app.notify(f"{name} not sent: {refused}", severity="warning")
             return
-        row = self.process_table.highlighted
-        if row is None:
+        table = self.process_table
+        if table.tagged:
+            pids = sorted(table.tagged)
+        elif table.highlighted is not None:
+            pids = [table.highlighted.proc.pid]
+        else:
             self.app.notify(f"{name}: no process highlighted (the process panel is empty)", severity="warning")
             return
-        target = process_action.identify(session, row.proc.pid)
-        if not target.allowed:
-            self.app.notify(f"{name} not sent: {target.why_not}", severity="warning")
+        targets = [process_action.identify(session, pid) for pid in pids]
+        allowed = [t for t in targets if t.allowed]
+        skipped = [t for t in targets if not t.allowed]
+        if not allowed:
+            self.app.notify(f"{name} not sent: " + "; ".join(str(t.why_not) for t in skipped), severity="warning")
             return
+        rows = {r.proc.pid: r for r in table.shown_rows} | {r.proc.pid: r for r in table.listed_rows}
 
         def answered(send: bool | None) -> None:
             if not send:
                 self.app.notify(f"{name} not sent: cancelled", timeout=2)
                 return
-            outcome = process_action.signal_process(
-                session, target.pid, process_action.SIGNALS[name], create_time=target.create_time
-            )
-            self.app.notify(outcome.message, severity="information" if outcome.sent else "error")
+            outcomes = [
+                process_action.signal_process(session, t.pid, process_action.SIGNALS[name], create_time=t.create_time)
+                for t in allowed
+            ]
+            failed = any(not o.sent for o in outcomes)
+            for outcome in outcomes:
+                self.app.notify(outcome.message, severity="error" if not outcome.sent else "information")
+            if len(outcomes) > 1:
+                sent = sum(o.sent for o in outcomes)
+                self.app.notify(f"{name} sent to {sent} of {len(outcomes)} tagged processes",
+                                severity="error" if failed else "information")  # fmt: skip
+            table.tagged.clear()
+            table.redraw()
+            self.query_one(ProcessPanel).update_note()
 
-        self.app.push_screen(SignalDialog(target, name, row.gpu, row.proc.elapsed_s), answered)
+        gpus = {t.pid: ",".join(r.gpu for r in table.listed_rows if r.proc.pid == t.pid) or "?" for t in allowed}
+        ages = {t.pid: rows[t.pid].proc.elapsed_s if t.pid in rows else None for t in allowed}
+        self.app.push_screen(SignalDialog(allowed, name, gpus, ages, skipped=skipped), answered)

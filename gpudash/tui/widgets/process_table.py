@@ -2,7 +2,9 @@
 
 Sorting: `s` steps through the sort keys, `S` flips the order, and a click on a column header sorts by
 it. `/` opens the filter (every word must appear in the pid, user, GPU, type or command); escape clears
-it. The panel's note says what is hidden or n/a, and why.
+it. The panel's note says what is hidden or n/a, and why. The dashboard's `t` shows the rows as a tree
+(`ancestry` holds each pid's ancestors), space tags processes (`tagged`, marked `*` before the pid), and
+left/right scroll a long command sideways (`command_offset`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
@@ -24,10 +27,17 @@ from gpudash.tui.widgets.bars import Palette
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
 
 COMMAND_MIN = 12  # the command column never gets narrower; the table scrolls sideways instead
+COMMAND_STEP = 8  # columns one left/right key moves a long command
+TAG = "*"
 
 
 class ProcessTable(LiveTable):
     """The table itself; the panel around it owns the filter and the note."""
+
+    BINDINGS = [
+        Binding("right", "scroll_command(1)", "Command →", show=False, tooltip="scroll long commands left"),
+        Binding("left", "scroll_command(-1)", "Command ←", show=False, tooltip="scroll long commands back"),
+    ]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -39,12 +49,21 @@ class ProcessTable(LiveTable):
         self.missing: dict[str, str] = {}  # GPU label -> why its processes are n/a
         self._all: list[proc_text.ProcessRow] = []
         self._palette: Palette | None = None
+        self.ancestry: Mapping[int, proc_text.Ancestors] | None = None  # None: a flat list
+        self.tagged: set[int] = set()  # pids
+        self.command_offset = 0  # columns of every command scrolled out on the left
+        self._longest_command = 0
 
     @property
     def palette(self) -> Palette:
         if self._palette is None:
             self._palette = Palette.of(self.app)
         return self._palette
+
+    @property
+    def listed_rows(self) -> list[proc_text.ProcessRow]:
+        """Every row of the last reading, before the filter."""
+        return list(self._all)
 
     @property
     def highlighted(self) -> proc_text.ProcessRow | None:
@@ -74,8 +93,16 @@ class ProcessTable(LiveTable):
             return
         self.total = len(self._all)
         shown = proc_text.filter_rows(self._all, self.query_text)
-        self.shown_rows = proc_text.sort_rows(shown, self.sort_id, self.reverse)
-        texts = [proc_text.cells(r) for r in self.shown_rows]
+        ordered = proc_text.sort_rows(shown, self.sort_id, self.reverse)
+        self._longest_command = 0
+        listed = {r.proc.pid for r in self._all}
+        self.tagged &= listed  # a tagged process that is gone is no longer a target
+        if self.ancestry is None:
+            entries = [proc_text.TreeEntry(r, r.proc.pid, r.proc.name, "") for r in ordered]
+        else:
+            entries = proc_text.tree_entries(ordered, self.ancestry)
+        self.shown_rows = [e.row for e in entries if e.row is not None]
+        texts = [self._texts(e) for e in entries]
         columns = proc_text.COLUMNS
         widths = [max([len(self._header_label(c))] + [len(t[i]) for t in texts]) for i, c in enumerate(columns)]
         scrolling = len(self.shown_rows) > max(1, self.size.height - 1)
@@ -83,12 +110,40 @@ class ProcessTable(LiveTable):
         widths[-1] = max(COMMAND_MIN, min(widths[-1], room))
         live_columns = [LiveColumn(c.id, self._header(c, w), w + 1) for c, w in zip(columns, widths)]
         rows: list[Row] = [
-            (r.key, [self._cell(t, c, w) for t, c, w in zip(text, columns, widths)])
-            for r, text in zip(self.shown_rows, texts)
+            (e.key, [self._cell(t, c, w) for t, c, w in zip(text, columns, widths)]) for e, text in zip(entries, texts)
         ]
         self.show(live_columns, rows)
 
+    def _texts(self, entry: proc_text.TreeEntry) -> list[str]:
+        texts = proc_text.tree_cells(entry)
+        if entry.pid in self.tagged and entry.row is not None:
+            texts[0] = TAG + texts[0]
+        self._longest_command = max(self._longest_command, len(texts[-1]))
+        if self.command_offset:
+            texts[-1] = "…" + texts[-1][self.command_offset + 1 :] if len(texts[-1]) > self.command_offset else "…"
+        return texts
+
+    def action_scroll_command(self, step: int) -> None:
+        """Move every command sideways by COMMAND_STEP columns (never past the longest one's end)."""
+        limit = max(0, self._longest_command - COMMAND_MIN)
+        offset = max(0, min(limit, self.command_offset + step * COMMAND_STEP))
+        if offset != self.command_offset:
+            self.command_offset = offset
+            self.redraw()
+
+    def toggle_tag(self) -> int | None:
+        """Tag or untag the highlighted process (by pid, so all its GPUs' rows), then step down a row."""
+        row = self.highlighted
+        if row is None:
+            return None
+        self.tagged ^= {row.proc.pid}
+        self.redraw()
+        self.action_cursor(1)
+        return row.proc.pid
+
     def _header_label(self, column: proc_text.Column) -> str:
+        if column.id == "command" and self.command_offset:
+            return f"{column.header} +{self.command_offset}"  # says the commands are scrolled, and by how much
         if column.id != self.sort_id:
             return column.header
         natural = proc_text.SORT_BY_ID[column.id].descending
@@ -148,6 +203,8 @@ class ProcessPanel(Vertical):
             )
         elif table.total == 0 and not table.missing:
             parts.append("no GPU processes")
+        if table.tagged:
+            parts.append(f"{len(table.tagged)} tagged: I/T/K signal them together, space untags")
         if table.missing:
             gone = ", ".join(f"GPU {label}: {why}" for label, why in table.missing.items())
             parts.append(f"processes n/a on {gone}")
