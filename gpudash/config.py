@@ -113,6 +113,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "probe": {
         "timeout_s": Key(120.0, float, 1, 3600),
     },
+    "preflight": {
+        "speed_warn_pct": Key(5.0, float, 0.0, 100.0),
+        "speed_fail_pct": Key(20.0, float, 0.0, 100.0),
+        "mamf_fail_pct": Key(20.0, float, 0.0, 100.0),
+        "busbw_fail_pct": Key(20.0, float, 0.0, 100.0),
+    },
     "bench": {
         "timeout_s": Key(600.0, float, 1, 7200),
         "case_budget_s": Key(2.0, float, 0.05, 600),

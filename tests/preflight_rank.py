@@ -4,6 +4,8 @@ Only this test file plants anything: gpudash itself has no switch for it. PLANT_
 under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
 - tests/probe_faults.py's form ("bf16=conversion_zeros,fp16=hang"): that rank's probe child runs
   probe_faults:run_probe, which wraps the real probe; every other rank runs the real probe untouched;
+- "slow" or "bitflip": that rank's speed task runs tests/preflight_faults.py (every timed matmul call does
+  twice the work; or the fingerprint's output gets one bit flipped);
 - "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
   that dies, or one that stops answering: a hung host, a debugger, a stuck driver call).
 """
@@ -25,6 +27,10 @@ if planted and fault in ("kill", "stop"):
         return real(*args, **kwargs)
 
     rank.check_device = check_then_fail
+elif planted and fault in ("slow", "bitflip"):
+    from gpudash.preflight import rank
+
+    rank.SPEED_TARGET = "preflight_faults:" + ("slow_measure" if fault == "slow" else "flipped_measure")
 elif planted and fault:
     from gpudash.measure import probe
 

@@ -156,8 +156,9 @@ def test_torchrun_two_ranks_with_a_fault_on_rank_1():
     rows = {line.split()[0]: line for line in out.splitlines()[2:4]}
     assert rows["0"].endswith(" ok") and "fp32 ✓ fp16 ✓ bf16 ✓" in rows["0"]
     assert rows["1"].endswith("FAILED") and "fp16 ✗ bf16 ✗" in rows["1"] and "gloo ok" in rows["1"]
-    problems = [line.strip() for line in out.splitlines() if line.startswith("  rank")]
-    assert all(p.startswith("rank 1: ") for p in problems) and len(problems) == 2
+    problems = [line.strip() for line in out.splitlines() if line.startswith("  rank") and " CRITICAL " in line]
+    assert all(p.startswith("rank 1: CRITICAL numerics.precision (drain): ") for p in problems), out
+    assert len(problems) == 2, out
     assert "bf16 failed here but works on rank 0" in problems[0] + problems[1]
     assert any("fp16 failed" in p and "probe hung: timed out after 5 s" in p for p in problems)
     assert "gpudash preflight: failed on rank 1" in run.stderr
@@ -168,7 +169,7 @@ def test_two_processes_started_as_srun_would():
     procs = []
     for r in range(2):
         env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-        env.update(SLURM_PROCID=str(r), SLURM_STEP_NUM_TASKS="2", SLURM_LOCALID=str(r), SLURM_JOB_ID="1",
+        env.update(OMP_NUM_THREADS="1", SLURM_PROCID=str(r), SLURM_STEP_NUM_TASKS="2", SLURM_LOCALID=str(r), SLURM_JOB_ID="1",
                    SLURM_STEP_ID="0", SLURM_STEP_NODELIST="127.0.0.1", MASTER_PORT=str(port))  # fmt: skip
         command = [sys.executable, "-m", "gpudash", "preflight", "--json", "--precisions", "fp32", "--no-checks"]
         pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
@@ -193,4 +194,4 @@ def test_text_names_every_problem_by_rank():
                      {**rank(1, fp16="failed"), "problems": ["fp16 failed"], "ok": False}]}  # fmt: skip
     out = text(doc)
     assert out.splitlines()[0] == "gpudash preflight · 2 ranks (srun, nccl) · FAILED on rank 1"
-    assert "  rank 1: fp16 failed" in out
+    assert "  rank 1: CRITICAL preflight (none): fp16 failed" in out

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from gpudash.health.catalog import CATALOG, CRITICAL, WARN
 from gpudash.models import now_iso
 from gpudash.preflight.launcher import World
-from gpudash.preflight.verdict import judge
+from gpudash.preflight.verdict import Limits, assess
 
 PREFLIGHT_VERSION = 1
 OK, FAILED = 0, 1
@@ -31,16 +32,32 @@ class Options:
     backend: str = "auto"
     wait_s: float = 120.0  # for every rank to join
     stall_s: float = 30.0  # a rank whose heartbeat stops this long is named as stopped
-    busbw_sizes: list[int] = field(default_factory=list)
+    busbw_sizes: list[int] | None = None  # None: by backend and device memory (busbw_sweep)
+    limits: Limits = field(default_factory=Limits)
+    expect_gpus: int | None = None
+    health_config: dict[str, Any] | None = None
+    speed: bool = True
     plugin_dirs: list[str] = field(default_factory=list)
 
 
 def report(
-    world: World, backend: str | None, results: list[dict[str, Any]], lost: list[dict[str, Any]] | None = None
+    world: World,
+    backend: str | None,
+    results: list[dict[str, Any]],
+    lost: list[dict[str, Any]] | None = None,
+    limits: Limits | None = None,
 ) -> dict[str, Any]:
     lost = sorted(lost or [], key=lambda x: x["rank"])
-    problems = judge(results)
-    ranks = [{**r, "problems": problems[r["rank"]], "ok": not problems[r["rank"]]} for r in results]
+    for x in lost:
+        x["finding"] = {"id": "preflight.lost", "severity": CRITICAL, "summary": f"{x['state']}: {x['detail']}",
+                        "action": CATALOG["preflight.lost"].action, "evidence": {"state": x["state"]}}  # fmt: skip
+    found = assess(results, limits)
+    ranks = []
+    for r in results:
+        mine = found[r["rank"]]
+        problems = [f["summary"] for f in mine if f["severity"] == CRITICAL]
+        warnings = [f["summary"] for f in mine if f["severity"] == WARN]
+        ranks.append({**r, "findings": mine, "problems": problems, "warnings": warnings, "ok": not problems})
     failed = sorted([r["rank"] for r in ranks if not r["ok"]] + [x["rank"] for x in lost])
     return {
         "version": PREFLIGHT_VERSION,
@@ -54,6 +71,19 @@ def report(
         "lost": lost,
         "notes": list(world.notes),
     }
+
+
+MIB, GIB = 2**20, 2**30
+
+
+def busbw_sweep(backend: str, results: dict[int, dict[str, Any]]) -> list[int]:
+    """The all_reduce sizes every rank measures: the same list on every rank, from what all of them posted.
+    gloo (CPU): up to 32 MiB. GPUs: up to 1 GiB, and 16 GiB (where the published floors are stated) when every
+    rank's device has at least 48 GiB."""
+    if backend != "nccl":
+        return [256 * 1024, 4 * MIB, 32 * MIB]
+    memories = [((r.get("device") or {}).get("memory_total_bytes") or 0) for r in results.values()]
+    return [16 * MIB, 256 * MIB, GIB] + ([16 * GIB] if min(memories, default=0) >= 48 * GIB else [])
 
 
 def _say(world: World, text: str) -> None:
@@ -70,6 +100,9 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
         timeout_s=options.timeout_s,
         checks=options.checks,
         plugin_dirs=options.plugin_dirs,
+        speed=options.speed,
+        health_config=options.health_config,
+        expect_gpus=options.expect_gpus,
     )
     if not world.distributed:
         machine, device, result = prepare(world, options.device)
@@ -77,7 +110,7 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
             work(machine, device, result)
         finally:
             machine.close()
-        alone = report(world, None, [result])
+        alone = report(world, None, [result], limits=options.limits)
         return alone, OK if alone["ok"] else FAILED
     return _distributed(world, options, work)
 
@@ -109,9 +142,10 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
                 result["notes"].append("the launcher stopped the job (SIGTERM) during this rank's checks: not judged")
             results = job.collect("result", result)
             if not job.lost and not job.terminating.is_set():
+                sizes = options.busbw_sizes if options.busbw_sizes is not None else busbw_sweep(backend, results)
                 collective = run_collectives(
-                    world, channel.raw, backend, result["device"], options.stall_s, options.busbw_sizes,
-                    deadline_s=2 * options.stall_s + 30,
+                    world, channel.raw, backend, result["device"], options.stall_s, sizes,
+                    deadline_s=2 * options.stall_s + 60,
                 )  # fmt: skip
                 for r, c in job.collect("collective", collective).items():
                     results[r]["collective"] = c
@@ -119,7 +153,8 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
             code = None if job.reporter() == world.rank else job.await_verdict()
             if code is not None:
                 return None, code
-            doc = report(world, backend, list(results.values()), [lost.to_json() for lost in job.lost.values()])
+            lost = [x.to_json() for x in job.lost.values()]
+            doc = report(world, backend, list(results.values()), lost, options.limits)
             code = OK if doc["ok"] else FAILED
             job.publish(code)
             return doc, code

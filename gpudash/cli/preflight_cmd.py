@@ -58,6 +58,13 @@ def add_parser(subparsers, parents) -> None:
         help="a rank whose heartbeat stops this long is named as stopped answering; also each collective's "
         "timeout, seconds (default 30)",
     )
+    p.add_argument(
+        "--expect-gpus",
+        metavar="N",
+        type=int,
+        help="GPUs each node must have (health check gpu.count; default: config health.expect_gpus)",
+    )
+    p.add_argument("--no-speed", action="store_true", help="skip the matmul rates and numerics fingerprints")
     p.set_defaults(func=run)
 
 
@@ -73,6 +80,11 @@ def run(ctx) -> int:
     if ctx.session.replay:
         raise UsageError("--replay: preflight checks the devices this job really runs on; a snapshot has none")
     precisions = chosen_precisions(args)
+    if args.expect_gpus is not None and args.expect_gpus < 0:
+        raise UsageError(f"--expect-gpus: expected a number of GPUs from 0, got {args.expect_gpus}")
+    from gpudash.preflight.verdict import Limits
+
+    config = ctx.session.config
     options = preflight.Options(
         device=args.device,
         precisions=precisions,
@@ -82,6 +94,10 @@ def run(ctx) -> int:
         wait_s=positive_seconds(args.wait, "--wait", 120.0),
         stall_s=positive_seconds(args.stall, "--stall", 30.0),
         plugin_dirs=ctx.session.plugin_dirs,
+        limits=Limits(**config["preflight"]),
+        expect_gpus=args.expect_gpus,
+        health_config=config.get("health"),
+        speed=not args.no_speed,
     )
     world = detect()
     doc, code = preflight.run(world, options)

@@ -61,6 +61,17 @@ _SPECS = (
     CheckSpec("host.thermal_throttle", "CPU thermal-throttle events since boot", SERVICE),
     CheckSpec("host.pcie_limited", "the kernel's PCIe 'limited by' bandwidth messages", REBOOT),
     CheckSpec("numerics.precision", "each precision the spec says the device has, verified by gpudash probe", DRAIN),
+    # gpudash preflight: one rank of a distributed job against its peers (docs/fleet.md)
+    CheckSpec("preflight.setup", "the rank has a device of its own (none, or a GPU two ranks share)", NONE),
+    CheckSpec("preflight.check", "a plugin check on the rank's device", DRAIN),
+    CheckSpec("preflight.collective", "an all_reduce over every rank sums right on the training backend", DRAIN),
+    CheckSpec(
+        "preflight.drift", "driver, CUDA/HIP, torch, NCCL/RCCL, gpudash versions and health like the peers'", DRAIN
+    ),
+    CheckSpec("preflight.speed", "matmul rate per precision against same-model peers and the published MAMF", DRAIN),
+    CheckSpec("preflight.fingerprint", "a fixed matmul chain gives the same bits as same-model peers", DRAIN),
+    CheckSpec("preflight.busbw", "all_reduce bus bandwidth against the other nodes and published floors", DRAIN),
+    CheckSpec("preflight.lost", "the rank joined and answered until the verdict", DRAIN),
 )
 CATALOG: dict[str, CheckSpec] = {spec.id: spec for spec in _SPECS}
 

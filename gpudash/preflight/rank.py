@@ -21,6 +21,16 @@ from gpudash.models import DeviceInfo
 from gpudash.preflight.launcher import World
 
 EXPECTED = ("native", "emulated")  # a failure of these is a fault; an absent precision is expected to fail
+RATED = ("fp32", "tf32", "bf16", "fp16")  # precisions whose matmul rate and fingerprint each rank measures
+# Replaced only by tests/preflight_rank.py (a planted slow rank, a planted bit flip); nothing else sets it.
+SPEED_TARGET = "gpudash.preflight.tasks.speed:measure"
+
+
+def shape_plan(device_key: str) -> tuple[list[list[int]], float]:
+    """(shapes, measuring seconds per shape): small and quick, so the whole preflight stays within a minute."""
+    if device_key.startswith("cpu"):
+        return [[256, 256, 256], [512, 512, 512]], 0.2
+    return [[2048, 2048, 2048], [4096, 4096, 4096], [8192, 8192, 8192]], 0.1
 
 
 def choose_device(machine, local_rank: int, want: str = "auto") -> tuple[DeviceInfo | None, str | None]:
@@ -53,23 +63,6 @@ def _precision_entry(result) -> dict[str, Any]:
     }
 
 
-def problems_of(result: dict[str, Any]) -> list[str]:
-    """This rank's own faults (differences from other ranks are added by the verdict)."""
-    out = []
-    if result["device"] is None:
-        out.append(f"no device: {result['device_error']}")
-    for precision, p in result["precisions"].items():
-        if p["verdict"] == FAILED and (p["spec"] in EXPECTED or p["torch"] is True):
-            out.append(f"{precision} failed ({p['spec'] or 'no spec'}): {p['reason']}")
-    for c in result["checks"]:
-        if c["status"] in ("fail", "error"):
-            out.append(f"check {c['plugin']}/{c['check']} {c['status']}: {c['summary']}")
-    collective = result.get("collective")
-    if collective and not collective["ok"]:
-        out.append(f"{collective['backend']} all_reduce failed: {collective['error']}")
-    return out
-
-
 def prepare(world: World, device_choice: str = "auto") -> tuple[Any, DeviceInfo | None, dict[str, Any]]:
     """Discover the machine and choose this rank's device (no device code yet): (machine, device, result)."""
     from gpudash.devices import discover
@@ -91,7 +84,13 @@ def prepare(world: World, device_choice: str = "auto") -> tuple[Any, DeviceInfo 
             "cuda": runtime.cuda,
             "hip": runtime.hip,
             "driver": runtime.driver,
+            "nccl": _nccl_version(),
         },
+        "speed": {},
+        "fingerprints": {},
+        "threads": None,
+        "gpu_count": sum(1 for d in machine.devices + machine.hidden if d.vendor in ("nvidia", "amd")),
+        "health": [],
         "precisions": {},
         "checks": [],
         "plugin_errors": [],
@@ -106,8 +105,58 @@ def prepare(world: World, device_choice: str = "auto") -> tuple[Any, DeviceInfo 
             "uuid": device.uuid,
             "pci_bus_id": device.pci_bus_id,
             "torch_index": device.torch_index,
+            "memory_total_bytes": device.memory_total_bytes,
         }
     return machine, device, result
+
+
+def _nccl_version() -> str | None:
+    """NCCL's version (RCCL's on ROCm) as torch reports it; torch is loaded by discovery already."""
+    try:
+        import torch
+
+        if not torch.cuda.is_available():
+            return None
+        version = torch.cuda.nccl.version()
+        return ".".join(str(v) for v in version) if isinstance(version, tuple) else str(version)
+    except Exception:
+        return None
+
+
+def _torch_device(device: DeviceInfo) -> str:
+    return "cpu" if device.vendor == "cpu" else f"cuda:{device.torch_index or 0}"
+
+
+def measure_speed(device: DeviceInfo, result: dict[str, Any], timeout_s: float) -> None:
+    """Matmul rate and fingerprint of each working precision of RATED, in the runner's child."""
+    from gpudash.measure.runner import Task, run_one
+
+    chosen = [p for p in RATED if p in result["precisions"] and works(result["precisions"][p])]
+    if not chosen:
+        return
+    shapes, measure_s = shape_plan(device.key)
+    task = Task(SPEED_TARGET, {"device": _torch_device(device), "precisions": chosen, "shapes": shapes,
+                               "measure_s": measure_s, "case_budget_s": 2.0}, timeout_s=timeout_s)  # fmt: skip
+    done = run_one(task)
+    if done.ok and isinstance(done.value, dict):
+        result["speed"] = done.value["rates"]
+        result["fingerprints"] = done.value["fingerprints"]
+        result["threads"] = done.value["threads"]
+    else:
+        why = f"{done.status}: {done.error}"
+        result["speed"] = {p: {"gflops": None, "shape": None, "contended": False, "error": why} for p in chosen}
+        result["fingerprints"] = {p: {"sha256": None, "error": why} for p in chosen}
+
+
+def health_of(machine, device: DeviceInfo | None, health_config, expect_gpus: int | None) -> list[dict[str, Any]]:
+    """gpudash's health checks on this rank's device and host (gpu.count against --expect-gpus)."""
+    from gpudash.health.contract import health_entry
+    from gpudash.health.run import run_health
+    from gpudash.health.thresholds import Thresholds
+
+    limits = Thresholds.from_config(health_config, expect_gpus)
+    chosen = [device] if device is not None and device.vendor != "cpu" else []
+    return [health_entry(h) for h in run_health(machine, limits, devices=chosen) if h.severity is not None]
 
 
 def check_device(
@@ -119,6 +168,9 @@ def check_device(
     timeout_s: float = 120.0,
     checks: bool = True,
     plugin_dirs=(),
+    speed: bool = True,
+    health_config=None,
+    expect_gpus: int | None = None,
 ) -> None:
     """Probe and check the device, each task in the child-process runner with `timeout_s`; fills `result`."""
     from gpudash.measure import probe
@@ -130,6 +182,8 @@ def check_device(
         matrix = matrices.get(device.key)
         if matrix is not None:
             result["precisions"] = {p: _precision_entry(r) for p, r in matrix.results.items()}
+        if speed:
+            measure_speed(device, result, timeout_s)
         if checks:
             pm = make_plugin_manager(list(plugin_dirs), on_error=None)
             result["checks"] = [
@@ -137,6 +191,7 @@ def check_device(
                 for c in run_checks(machine, pm, timeout_s=timeout_s, devices=[device], on_error=None)
             ]
             result["plugin_errors"] = [f"{r.name}: {'; '.join(r.errors)}" for r in pm.records.values() if r.errors]
+    result["health"] = health_of(machine, device, health_config, expect_gpus)
     result["seconds"] = round(time.monotonic() - started, 2)
 
 

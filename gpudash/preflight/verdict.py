@@ -1,18 +1,46 @@
-"""Rank 0's verdict over every rank's result: each rank's own faults plus how it differs from the others.
+"""The verdict over every rank's result: each rank's own faults, then how it compares with its peers.
 
-Differences that fail a rank: a driver, torch, CUDA/HIP runtime or gpudash version unlike the majority's
-(ties go to rank 0's), a precision that works on another rank with the same device model but not on this
-one, and a GPU (by UUID) that two ranks would both train on.
+Every finding carries the health contract's fields (docs/health.md): a stable check ID, a severity (WARN or
+CRITICAL; a CRITICAL fails the rank), the action it recommends, and the evidence. What fails a rank:
+
+- its own faults: no device, a probe that failed on a precision its spec or torch says it has
+  (numerics.precision), a failed plugin check, a failed collective, a health check (gpu.count against
+  --expect-gpus, the GPU's counters);
+- drift: a driver, torch, CUDA/HIP, NCCL/RCCL or gpudash version unlike the majority's (ties go to the lowest
+  rank's), a precision that works on another rank of the same model but not here, a GPU two ranks share;
+- speed: a matmul rate per precision below the median of its same-model peers (WARN beyond speed_warn_pct,
+  CRITICAL beyond speed_fail_pct; the gap to the best is in the evidence), or below the part's published MAMF;
+- numerics: a fingerprint unlike the majority of the ranks with the same model, software and thread count;
+- collectives: a node whose all_reduce bus bandwidth is far below its peers', or below a published floor.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
-from gpudash.preflight.rank import problems_of, works
+from gpudash.health.catalog import CATALOG, CRITICAL, NONE, WARN
+from gpudash.preflight.rank import EXPECTED, works
 
-COMPARED_VERSIONS = ("driver", "torch", "cuda", "hip", "gpudash")
+COMPARED_VERSIONS = ("driver", "torch", "cuda", "hip", "nccl", "gpudash")
+
+
+@dataclass(frozen=True)
+class Limits:
+    speed_warn_pct: float = 5.0  # below the same-model median: WARN
+    speed_fail_pct: float = 20.0  # below the same-model median: CRITICAL
+    mamf_fail_pct: float = 20.0  # below the part's published MAMF: WARN (a preflight shape is not MAMF's)
+    busbw_fail_pct: float = 20.0  # a node's bus bandwidth below its peers' median ("20% below: misconfigured")
+
+
+def finding(check_id: str, severity: str, summary: str, evidence: dict[str, Any] | None = None,
+            action: str | None = None) -> dict[str, Any]:  # fmt: skip
+    """One result in the health contract's form (the ID must be in the health catalog)."""
+    spec = CATALOG[check_id]
+    return {"id": check_id, "severity": severity, "summary": summary, "action": action or spec.action,
+            "evidence": dict(evidence or {})}  # fmt: skip
 
 
 def rank_list(ranks: list[int]) -> str:
@@ -35,9 +63,31 @@ def _majority(values: dict[int, Any]) -> Any:
     return values[min(values)] if values[min(values)] in leaders else leaders[0]
 
 
-def judge(results: list[dict[str, Any]]) -> dict[int, list[str]]:
-    """rank -> its problems (an empty list: the rank passed)."""
-    problems = {r["rank"]: problems_of(r) for r in results}
+def own_findings(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """This rank's own faults (differences from other ranks are added by assess)."""
+    out = []
+    if result["device"] is None:
+        out.append(finding("preflight.setup", CRITICAL, f"no device: {result['device_error']}"))
+    for precision, p in result["precisions"].items():
+        if p["verdict"] == "failed" and (p["spec"] in EXPECTED or p["torch"] is True):
+            out.append(finding("numerics.precision", CRITICAL,
+                               f"{precision} failed ({p['spec'] or 'no spec'}): {p['reason']}",
+                               {"precision": precision, "spec": p["spec"]}))  # fmt: skip
+    for c in result["checks"]:
+        if c["status"] in ("fail", "error"):
+            out.append(finding("preflight.check", CRITICAL, f"check {c['plugin']}/{c['check']} {c['status']}: "
+                               f"{c['summary']}", {"plugin": c["plugin"], "check": c["check"]}))  # fmt: skip
+    collective = result.get("collective")
+    if collective and not collective["ok"]:
+        out.append(finding("preflight.collective", CRITICAL,
+                           f"{collective['backend']} all_reduce failed: {collective['error']}"))  # fmt: skip
+    for h in result.get("health", []):
+        if h["severity"] in (WARN, CRITICAL):
+            out.append({k: h[k] for k in ("id", "severity", "summary", "action", "evidence")})
+    return out
+
+
+def _drift(results: list[dict[str, Any]], found: dict[int, list]) -> None:
     for key in COMPARED_VERSIONS:
         values = {r["rank"]: r["versions"].get(key) for r in results}
         if len(set(values.values())) > 1:
@@ -48,14 +98,36 @@ def judge(results: list[dict[str, Any]]) -> dict[int, list[str]]:
             )
             for rank, value in values.items():
                 if value != usual:
-                    problems[rank].append(f"{key} {value or 'none'} differs from the other ranks ({where})")
-    by_model: dict[str, list[dict[str, Any]]] = {}
+                    found[rank].append(finding("preflight.drift", CRITICAL,
+                                               f"{key} {value or 'none'} differs from the other ranks ({where})",
+                                               {"what": key, "here": value, "usual": usual}))  # fmt: skip
+    health = {r["rank"]: sorted(h["id"] for h in r.get("health", []) if h["severity"] in (WARN, CRITICAL))
+              for r in results}  # fmt: skip
+    if len({tuple(v) for v in health.values()}) > 1:
+        clean = [r for r, ids in health.items() if not ids]
+        for rank, ids in health.items():
+            if ids and clean:
+                found[rank].append(
+                    finding(
+                        "preflight.drift",
+                        WARN,
+                        f"health checks fail here ({', '.join(ids)}) but pass on rank {rank_list(clean)}",
+                        {"what": "health", "here": ids},
+                    )
+                )
+
+
+def _by_model(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
     for r in results:
         if r["device"]:
-            by_model.setdefault(r["device"]["name"], []).append(r)
-    for model, group in by_model.items():
-        names = sorted({p for r in group for p in r["precisions"]})
-        for precision in names:
+            groups.setdefault(r["device"]["name"], []).append(r)
+    return groups
+
+
+def _precisions_elsewhere(results: list[dict[str, Any]], found: dict[int, list]) -> None:
+    for model, group in _by_model(results).items():
+        for precision in sorted({p for r in group for p in r["precisions"]}):
             good = [r["rank"] for r in group if r["precisions"].get(precision) and works(r["precisions"][precision])]
             if not good:
                 continue
@@ -64,12 +136,16 @@ def judge(results: list[dict[str, Any]]) -> dict[int, list[str]]:
                 entry = r["precisions"].get(precision)
                 if entry is None or works(entry) is not False:
                     continue
-                mine = problems[r["rank"]]
-                own = next((i for i, p in enumerate(mine) if p.startswith(f"{precision} failed")), None)
+                mine = found[r["rank"]]
+                own = next((f for f in mine if f["summary"].startswith(f"{precision} failed")), None)
                 if own is None:
-                    mine.append(f"{precision} fails here but {elsewhere}: {entry['reason']}")
+                    mine.append(finding("numerics.precision", CRITICAL,
+                                        f"{precision} fails here but {elsewhere}: {entry['reason']}"))  # fmt: skip
                 else:
-                    mine[own] = f"{precision} failed here but {elsewhere}: {mine[own].split(': ', 1)[1]}"
+                    own["summary"] = f"{precision} failed here but {elsewhere}: {own['summary'].split(': ', 1)[1]}"
+
+
+def _shared_gpus(results: list[dict[str, Any]], found: dict[int, list]) -> None:
     owners: dict[tuple[str, str], list[int]] = {}
     for r in results:
         device = r["device"]
@@ -78,8 +154,132 @@ def judge(results: list[dict[str, Any]]) -> dict[int, list[str]]:
     for (host, uuid), ranks in owners.items():
         if len(ranks) > 1:
             for rank in ranks:
-                problems[rank].append(
-                    f"shares GPU {uuid} on {host} with rank {rank_list([x for x in ranks if x != rank])}: "
-                    "check LOCAL_RANK and CUDA_VISIBLE_DEVICES"
-                )
-    return problems
+                found[rank].append(finding("preflight.setup", CRITICAL,
+                                           f"shares GPU {uuid} on {host} with rank "
+                                           f"{rank_list([x for x in ranks if x != rank])}: check LOCAL_RANK and "
+                                           "CUDA_VISIBLE_DEVICES", {"uuid": uuid}))  # fmt: skip
+
+
+def _speed(results: list[dict[str, Any]], found: dict[int, list], limits: Limits) -> None:
+    from gpudash.preflight.references import mamf_gflops
+
+    for model, group in _by_model(results).items():
+        for precision in sorted({p for r in group for p in r.get("speed", {})}):
+            rates = {r["rank"]: r["speed"][precision]["gflops"] for r in group
+                     if (r.get("speed", {}).get(precision) or {}).get("gflops")}  # fmt: skip
+            if len(rates) >= 2:
+                best, median = max(rates.values()), statistics.median(rates.values())
+                for rank, rate in rates.items():
+                    below = (median - rate) / median * 100
+                    if below <= limits.speed_warn_pct:
+                        continue
+                    r = next(x for x in group if x["rank"] == rank)
+                    # A rate from rounds that all saw other load is a hint, never a failure.
+                    busy = bool(r["speed"][precision]["contended"])
+                    severity = CRITICAL if below > limits.speed_fail_pct and not busy else WARN
+                    found[rank].append(finding("preflight.speed", severity,
+                        f"{precision} matmul {rate:.4g} GFLOPS on {r['hostname']} {r['device']['key']}: "
+                        f"{below:.0f}% below the median of {len(rates)} {model} ranks ({median:.4g}), "
+                        f"{(best - rate) / best * 100:.0f}% below the best ({best:.4g})"
+                        + (" (measured under other load)" if busy else ""),
+                        {"precision": precision, "gflops": rate, "median_gflops": median, "best_gflops": best,
+                         "pct_below_median": round(below, 1), "pct_below_best": round((best - rate) / best * 100, 1),
+                         "host": r["hostname"], "device": r["device"]["key"],
+                         "contended": r["speed"][precision]["contended"]}))  # fmt: skip
+            for r in group:
+                rate = (r.get("speed", {}).get(precision) or {}).get("gflops")
+                mamf = mamf_gflops(r["device"], precision)
+                if rate and mamf and rate < mamf[0] * (1 - limits.mamf_fail_pct / 100):
+                    found[r["rank"]].append(finding("preflight.speed", WARN,
+                        f"{precision} matmul {rate / 1000:.4g} TFLOPS is {(1 - rate / mamf[0]) * 100:.0f}% below "
+                        f"the published MAMF of the {model} ({mamf[0] / 1000:.4g} TFLOPS, {mamf[1]})",
+                        {"precision": precision, "gflops": rate, "mamf_gflops": mamf[0], "source": mamf[1]}))  # fmt: skip
+
+
+def _fingerprints(results: list[dict[str, Any]], found: dict[int, list]) -> None:
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for r in results:
+        if r["device"]:
+            key = (r["device"]["name"], r["versions"].get("torch"), r["versions"].get("cuda"),
+                   r["versions"].get("hip"), r.get("threads"))  # fmt: skip
+            groups.setdefault(key, []).append(r)
+    for key, group in groups.items():
+        for precision in sorted({p for r in group for p in r.get("fingerprints", {})}):
+            sums = {r["rank"]: r["fingerprints"][precision]["sha256"] for r in group
+                    if (r.get("fingerprints", {}).get(precision) or {}).get("sha256")}  # fmt: skip
+            if len(set(sums.values())) < 2:
+                continue
+            counts = Counter(sums.values())
+            usual, top = counts.most_common(1)[0]
+            if list(counts.values()).count(top) > 1:  # no majority (two ranks that differ): name them all
+                for rank, digest in sums.items():
+                    others = [k for k, v in sums.items() if v != digest]
+                    found[rank].append(finding("preflight.fingerprint", CRITICAL,
+                        f"{precision} matmul chain gives other bits here (sha256 {digest[:12]}) than on rank "
+                        f"{rank_list(others)}, same {key[0]}, torch and threads, and no majority says which is "
+                        "right: run with a third rank", {"precision": precision, "sha256": digest}))  # fmt: skip
+                continue
+            agree = [k for k, v in sums.items() if v == usual]
+            for rank, digest in sums.items():
+                if digest != usual:
+                    found[rank].append(finding("preflight.fingerprint", CRITICAL,
+                        f"{precision} matmul chain gives other bits here (sha256 {digest[:12]}) than on rank "
+                        f"{rank_list(agree)} ({usual[:12]}), same {key[0]}, torch and threads: silent data "
+                        "corruption or another kernel",
+                        {"precision": precision, "sha256": digest, "usual": usual}))  # fmt: skip
+
+
+def _busbw(results: list[dict[str, Any]], found: dict[int, list], limits: Limits, world_size: int) -> None:
+    from gpudash.preflight.references import busbw_floor
+
+    by_host: dict[str, float] = {}
+    ranks_of: dict[str, list[int]] = {}
+    biggest: dict[str, int] = {}
+    for r in results:
+        sweep = [s for s in ((r.get("collective") or {}).get("busbw") or []) if s.get("busbw_gbs")]
+        if not sweep:
+            continue
+        top = max(sweep, key=lambda s: s["bytes"])
+        host = r["hostname"]
+        ranks_of.setdefault(host, []).append(r["rank"])
+        by_host[host] = min(by_host.get(host, top["busbw_gbs"]), top["busbw_gbs"])  # a node is its slowest rank
+        biggest[host] = top["bytes"]
+    if len(by_host) >= 2:
+        median = statistics.median(by_host.values())
+        for host, bw in by_host.items():
+            below = (median - bw) / median * 100
+            if below > limits.busbw_fail_pct:
+                for rank in ranks_of[host]:
+                    found[rank].append(finding("preflight.busbw", CRITICAL,
+                        f"all_reduce bus bandwidth on {host} {bw:.3g} GB/s is {below:.0f}% below the median of "
+                        f"{len(by_host)} nodes ({median:.3g} GB/s)",
+                        {"host": host, "busbw_gbs": bw, "median_gbs": median, "bytes": biggest[host]}))  # fmt: skip
+    for r in results:
+        floor = busbw_floor(r, results, world_size)
+        node_bw = by_host.get(r["hostname"])
+        if floor and node_bw is not None and biggest.get(r["hostname"], 0) >= floor["bytes"] and node_bw < floor["gbs"]:
+            found[r["rank"]].append(finding("preflight.busbw", CRITICAL,
+                f"all_reduce bus bandwidth {node_bw:.3g} GB/s is below the published floor of {floor['gbs']:g} GB/s "
+                f"for {floor['node']} ({floor['source']})", {"busbw_gbs": node_bw, **floor}))  # fmt: skip
+
+
+def assess(results: list[dict[str, Any]], limits: Limits | None = None) -> dict[int, list[dict[str, Any]]]:
+    """rank -> its findings (WARN and CRITICAL; an empty list: nothing to say)."""
+    limits = limits or Limits()
+    found = {r["rank"]: own_findings(r) for r in results}
+    _drift(results, found)
+    _precisions_elsewhere(results, found)
+    _shared_gpus(results, found)
+    _speed(results, found, limits)
+    _fingerprints(results, found)
+    _busbw(results, found, limits, len(results))
+    return found
+
+
+def judge(results: list[dict[str, Any]], limits: Limits | None = None) -> dict[int, list[str]]:
+    """rank -> the summaries of its CRITICAL findings (an empty list: the rank passed)."""
+    return {rank: [f["summary"] for f in fs if f["severity"] == CRITICAL]
+            for rank, fs in assess(results, limits).items()}  # fmt: skip
+
+
+__all__ = ["NONE", "Limits", "assess", "finding", "judge", "rank_list"]

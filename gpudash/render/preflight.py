@@ -11,6 +11,11 @@ from gpudash.render import formatting as fmt
 MARK = {True: "✓", False: "✗", None: "–"}
 
 
+def _plain(problems: list[str]) -> list[dict[str, Any]]:
+    """Problems of a report without findings (older documents): CRITICAL, no ID known."""
+    return [{"id": "preflight", "severity": "CRITICAL", "action": "none", "summary": p} for p in problems]
+
+
 def _precisions(rank: dict[str, Any]) -> str:
     return " ".join(f"{p} {MARK[works(e)]}" for p, e in rank["precisions"].items()) or "–"
 
@@ -27,7 +32,26 @@ def _collective(rank: dict[str, Any]) -> str:
     c = rank.get("collective")
     if not c:
         return "–"
-    return f"{c['backend']} ok {c['ms']:.1f} ms" if c["ok"] else f"{c['backend']} FAILED"
+    return f"{c['backend']} ok {c['ms']:.1f} ms{_busbw(rank)}" if c["ok"] else f"{c['backend']} FAILED"
+
+
+def _speed(rank: dict[str, Any]) -> str:
+    rates = [(p, r["gflops"]) for p, r in rank.get("speed", {}).items() if r.get("gflops")]
+    return " ".join(f"{p} {fmt_rate(g)}" for p, g in rates) or "–"
+
+
+def fmt_rate(gflops: float) -> str:
+    return f"{gflops / 1000:.3g}T" if gflops >= 1000 else f"{gflops:.3g}G"
+
+
+def _busbw(rank: dict[str, Any]) -> str:
+    sweep = [s for s in ((rank.get("collective") or {}).get("busbw") or []) if s.get("busbw_gbs")]
+    if not sweep:
+        return ""
+    top = max(sweep, key=lambda s: s["bytes"])
+    size = top["bytes"]
+    label = f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
+    return f", busbw {top['busbw_gbs']:.3g} GB/s at {label}"
 
 
 def text(doc: dict[str, Any]) -> str:
@@ -46,22 +70,25 @@ def text(doc: dict[str, Any]) -> str:
                 r["versions"].get("torch") or "–",
                 r["versions"].get("driver") or "–",
                 _precisions(r),
+                _speed(r),
                 _checks(r),
                 _collective(r),
                 "ok" if r["ok"] else "FAILED",
             ]
         )
     for x in doc.get("lost", []):
-        rows.append([str(x["rank"]), x["hostname"] or "–", "–", "–", "–", "–", "–", "–", f"LOST: {x['state']}"])
+        rows.append([str(x["rank"]), x["hostname"] or "–", "–", "–", "–", "–", "–", "–", "–", f"LOST: {x['state']}"])
     rows.sort(key=lambda row: int(row[0]))
     lines.append(
-        fmt.table(rows, ["rank", "host", "device", "torch", "driver", "probes", "checks", "collective", "result"])
+        fmt.table(
+            rows, ["rank", "host", "device", "torch", "driver", "probes", "matmul", "checks", "collective", "result"]
+        )
     )
-    problems = [(r["rank"], p) for r in doc["ranks"] for p in r["problems"]]
-    problems += [(x["rank"], f"{x['state']}: {x['detail']}") for x in doc.get("lost", [])]
-    problems.sort(key=lambda item: item[0])
-    if problems:
-        lines.append("problems:")
-        lines += [f"  rank {rank}: {p}" for rank, p in problems]
+    found = [(r["rank"], f) for r in doc["ranks"] for f in r.get("findings", _plain(r["problems"]))]
+    found += [(x["rank"], x["finding"]) for x in doc.get("lost", []) if "finding" in x]
+    found.sort(key=lambda item: (item[0], item[1]["severity"] != "CRITICAL"))
+    if found:
+        lines.append("findings (severity, check ID, action):")
+        lines += [f"  rank {rank}: {f['severity']} {f['id']} ({f['action']}): {f['summary']}" for rank, f in found]
     lines += [f"note: {n}" for n in doc["notes"]]
     return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Code that runs in the runner's child process for a preflight rank (torch is imported here only)."""
