@@ -172,7 +172,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "amd_memory_partition": Key("", str, choices=("", "NPS1", "NPS2", "NPS4", "NPS8")),
         "edac_corrected_max": Key(0, int, 0, 2**62),
         "kernel_log": Key("/dev/kmsg", str, check=_path_text),
-        "read_interval_s": Key(30.0, float, 1, 3600),  # serve: the health counters are read this often, not per scrape
+        # serve and the dashboard read the health counters this often, not per scrape or per telemetry reading
+        "read_interval_s": Key(30.0, float, 1, 3600),
     },
     "model": {
         "factory": Key("", str, check=_factory),

@@ -38,14 +38,22 @@ def info(
             )  # torch's view is the only one there can be (it imports torch only if a GPU node exists)
     judged = None
     if health:
-        from gpudash.health.device_summary import device_health
-        from gpudash.health.thresholds import Thresholds
-
-        limits = Thresholds.from_config(session.config)
-        judged = {key: h.to_json() for key, h in device_health(machine, limits).items()}
+        judged = {key: h.to_json() for key, h in device_health(session, machine).items()}
     document = info_json(machine, with_samples=with_samples, health=judged)
     if not redact:
         return document
     from gpudash.redaction import redact as redacted
 
     return redacted(document)
+
+
+def device_health(session: Session, machine: Any = None) -> dict[str, Any]:
+    """Device key -> its DeviceHealth (gpudash.health.device_summary), for every GPU of `machine` (default: the
+    session's): the worst of its driver-counter checks, the findings with their actions and what was remembered
+    failing on it. What `gpudash info` shows beside each GPU and the dashboard marks each device line with; one
+    request per GPU to the driver child, the recorded counters on a replay."""
+    from gpudash.health.device_summary import device_health as judged
+    from gpudash.health.thresholds import Thresholds
+
+    found = machine if machine is not None else session.machine(include_torch=False)
+    return judged(found, Thresholds.from_config(session.config))

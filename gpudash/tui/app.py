@@ -36,6 +36,7 @@ from gpudash.process_history import ProcessHistory
 from gpudash.tui import terminal_watch
 from gpudash.tui import views as view_registry
 from gpudash.tui.commands import GpudashCommands
+from gpudash.tui.health_watch import HealthWatch
 from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.views import ViewSpec
 
@@ -81,6 +82,11 @@ class GpudashApp(App[int]):
         self.views: list[ViewSpec] = list(view_registry.VIEWS)
         self.samples_applied: Signal[dict[str, Sample]] = Signal(self, "samples_applied")
         self.machine_changed: Signal[Machine] = Signal(self, "machine_changed")
+        # Each GPU's health (device key -> DeviceHealth), read slower than telemetry (gpudash.tui.health_watch)
+        self.health: dict[str, Any] = {}
+        self.health_read = False  # a health reading has landed
+        self.health_applied: Signal[dict[str, Any]] = Signal(self, "health_applied")
+        self.health_watch = HealthWatch(self, self.config["health"]["read_interval_s"])
         self.torch_state = "skipped" if self.machine.replayed else "loading"
         self.paused = False
         self._add_torch_view = add_torch_view  # None: import torch, then devices.add_torch_view
@@ -115,6 +121,7 @@ class GpudashApp(App[int]):
                 f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
             )
         self._start_poll()
+        self.health_watch.start()
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
         self._watch_terminal()

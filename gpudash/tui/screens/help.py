@@ -99,7 +99,9 @@ class HelpScreen(ModalScreen[None]):
             yield Static("Dashboard columns", classes="help-heading")
             yield Static(
                 "PREC: the narrowest float format the device runs natively by the spec tables (fp8, bf16, "
-                "fp16, ...). PERF: the P-state (P0 fastest). GPU 7:1 is MIG device 1 of GPU 7, an indented "
+                "fp16, ...). PERF: the P-state (P0 fastest). HEALTH: the worst of the GPU's driver-counter "
+                "health checks (OK, WARN, CRIT, UNKN), read every [health] read_interval_s; enter shows each "
+                "finding with its action. GPU 7:1 is MIG device 1 of GPU 7, an indented "
                 "row under its GPU. Processes: TYPE C compute, G graphics, C+G both; SM% the process's share "
                 "of the SMs where the driver gives it; CPU% of one core; HOST-MEM resident memory; TIME since "
                 "it started. T and K signal the highlighted process after a confirmation: never on a "

@@ -21,6 +21,7 @@ from gpudash.models import LOST, DeviceInfo, MigInstance, Sample
 from gpudash.render import monitor
 from gpudash.render.formatting import NA
 from gpudash.tui.widgets.bars import Palette, bar, level_style
+from gpudash.tui.widgets.health_mark import health_mark
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
 from gpudash.tui.widgets.precision_badges import badge_levels
 
@@ -46,6 +47,7 @@ NARROW = (
     Field("fan", "FAN", True),
     Field("clock", "MHz", True),
     Field("prec", "PREC"),
+    Field("health", "HEALTH"),
 )
 WIDE = (
     *NARROW[:7],
@@ -54,6 +56,7 @@ WIDE = (
     Field("pstate", "PERF"),
     Field("encdec", "ENC/DEC", True),
     Field("prec", "PREC"),
+    Field("health", "HEALTH"),
 )
 
 
@@ -82,12 +85,16 @@ class DeviceTable(LiveTable):
         self.labels: dict[str, str] = {}
         self._marks: dict[str, str] = {}
         self.samples: Mapping[str, Sample] = {}
+        self.health: Mapping[str, Any] = {}  # device key -> DeviceHealth: the HEALTH mark (app.health_applied)
         self._palette: Palette | None = None
         self._bars: dict[tuple[int, bool, bool], tuple[int, int]] = {}  # layout -> (util, memory) bar widths
         self.set_devices(devices)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+        if hasattr(self.app, "health_applied"):
+            self.health = getattr(self.app, "health", {})
+            self.app.health_applied.subscribe(self, self.show_health)
 
     def _theme_changed(self, _theme: object) -> None:
         self._palette = None  # the cells are rebuilt in the new colours
@@ -116,6 +123,10 @@ class DeviceTable(LiveTable):
 
     def show_samples(self, samples: Mapping[str, Sample]) -> None:
         self.samples = samples
+        self.redraw()
+
+    def show_health(self, health: Mapping[str, Any]) -> None:
+        self.health = health
         self.redraw()
 
     def redraw(self) -> None:
@@ -172,12 +183,13 @@ class DeviceTable(LiveTable):
         status, reason = device_status(device, sample)
         name = Text(device.name if device.vendor == "cpu" else monitor.short_name(device.name))
         label = Text(self.labels.get(device.key, str(device.index)), style=p.label)
+        mark = health_mark(self.health.get(device.key), p)
         if status == LOST:
             code = (reason or "lost").split(":", 1)[0]
             lost = {"gpu": label, "name": name, "util": Text("LOST", style=p.error), "mem": Text(code, style=p.error)}
-            return [lost.get(f.key, Text("")) for f in fields]
+            return [lost.get(f.key, mark if f.key == "health" else Text("")) for f in fields]
         if sample is None:
-            waiting = {"gpu": label, "name": name, "util": Text("…", style=p.muted)}
+            waiting = {"gpu": label, "name": name, "util": Text("…", style=p.muted), "health": mark}
             return [waiting.get(f.key, Text("")) for f in fields]
         wide = fields is WIDE
         util = sample.utilization_pct
@@ -207,6 +219,7 @@ class DeviceTable(LiveTable):
             "pstate": self._value(sample.performance_state or (NA if device.vendor != "cpu" else "")),
             "encdec": self._value(_enc_dec(sample) if device.vendor != "cpu" else ""),
             "prec": Text(self._marks.get(device.key, NA)),
+            "health": mark,
         }
         return [cells[f.key] for f in fields]
 
