@@ -18,6 +18,7 @@ from gpudash.info import precision_support
 from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
+from gpudash.render.na_reasons import WAITING, na_reason
 from gpudash.tui.widgets.gauge import Gauge
 from gpudash.tui.widgets.history_chart import LINES, HistoryChart
 from gpudash.tui.widgets.precision_badges import PrecisionBadges
@@ -40,14 +41,10 @@ def card_id(device: DeviceInfo) -> str:
 
 
 def missing_reason(name: str, sample: Sample | None, device: DeviceInfo) -> str:
+    """Why `name` is n/a, in the words every face uses (gpudash.render.na_reasons)."""
     if sample is None:
-        return "waiting for the first reading"
-    return (
-        sample.unavailable.get(name)
-        or sample.unavailable.get("all")
-        or device.unavailable.get(name)
-        or f"not reported by {'/'.join(device.sources) or 'any source'}"
-    )
+        return WAITING
+    return na_reason(name, device.sources, sample.unavailable, {name: device.unavailable.get(name, "")})
 
 
 def reading_text(name: str, sample: Sample) -> str:
@@ -157,7 +154,7 @@ class DeviceCard(Vertical):
         for name, why in dev.unavailable.items():  # static facts the adapters could not read
             missing.setdefault(name.replace("_", " "), why)
         reasons = " · ".join(f"{label}: {why}" for label, why in missing.items())
-        line = "waiting for the first reading…" if sample is None else f"n/a — {reasons}" if reasons else ""
+        line = f"{WAITING}…" if sample is None else f"n/a — {reasons}" if reasons else ""
         self.query_one(".na-reasons", Line).set(Content(line))
         if series is not None:
             self.chart.show_series(series)
