@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +24,7 @@ from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
 from gpudash.render import monitor
+from gpudash.render.device_health import health_detail
 from gpudash.render.na_reasons import na_reason
 from gpudash.tui.widgets.device_card import DeviceCard, missing_reason
 from gpudash.tui.widgets.device_table import mig_label
@@ -159,9 +160,29 @@ class DeviceDetail(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="detail-title", markup=False)
+        yield Static("", id="detail-health", markup=False)  # the GPU's health findings, under the card
         fields = LiveTable(id="detail-fields", show_cursor=False)
         fields.can_focus = False
         yield fields
+
+    def on_mount(self) -> None:
+        if hasattr(self.app, "health_applied"):
+            self.app.health_applied.subscribe(self, lambda _health: self.show_health())
+
+    def show_health(self) -> None:
+        """The device's health: the worst severity and where it came from, each finding with its action, and
+        what `gpudash check` remembered this GPU failing (app.health, read by gpudash.tui.health_watch)."""
+        app: Any = self.app  # the GpudashApp (its health fields); a bare App in a widget test has none
+        if self.device is None or not hasattr(app, "health"):
+            return
+        interval = None if app.machine.replayed else app.health_watch.interval_s
+        lines = health_detail(app.health.get(self.device.key), read=app.health_read, interval_s=interval)
+        worst = getattr(app.health.get(self.device.key), "worst", None)
+        style = {"CRITICAL": "bold red", "WARN": "yellow", "UNKNOWN": "dim"}.get(worst or "", "")
+        text = Text(lines[0], style=style)  # the verdict in its colour, the findings plain
+        for line in lines[1:]:
+            text.append("\n" + line)
+        self.query_one("#detail-health", Static).update(text)
 
     async def show_device(self, device: DeviceInfo, runtime: Runtime, torch_state: str, source: str) -> None:
         # Opened (hidden until now) or another device: start at the top, where the title and card name it.
@@ -177,6 +198,7 @@ class DeviceDetail(VerticalScroll):
             self.scroll_home(animate=False)
         self.device = device
         self.card.describe(device, runtime, torch_state, source)
+        self.show_health()
         self.query_one("#detail-title", Static).update(
             Text.assemble(
                 (f"{device.key}  {device.name}", "bold"),
