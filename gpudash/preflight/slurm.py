@@ -7,6 +7,7 @@ where the process group's store listens when only srun (no torchrun) launched us
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 
 def _split_top_level(nodelist: str) -> list[str]:
@@ -40,7 +41,21 @@ def first_host(nodelist: str) -> str | None:
     return prefix + low + ((first_host(rest) or "") if rest else "")
 
 
-def job_port(job_id: str | None, step_id: str | None, base: int = 20000, span: int = 20000) -> int:
+# Derived ports stay below Linux's ephemeral range (ip_local_port_range, 32768-60999 by default), where the
+# kernel picks the source ports of outgoing connections: a derived port there may already be taken by one.
+# The range is fixed, not read from /proc, so every node computes the same port whatever its own setting.
+PORT_BASE, PORT_SPAN = 20000, 32768 - 20000
+
+
+def ephemeral_range(path: str = "/proc/sys/net/ipv4/ip_local_port_range") -> tuple[int, int] | None:
+    try:
+        low, high = (int(x) for x in Path(path).read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return None
+
+
+def job_port(job_id: str | None, step_id: str | None, base: int = PORT_BASE, span: int = PORT_SPAN) -> int:
     """A port every task of one job step computes alike, and that differs between concurrent steps."""
     try:
         job, step = int(job_id or 0), int(step_id or 0)

@@ -1,0 +1,140 @@
+"""A real one-node Slurm on localhost for the tests: munged, slurmctld and slurmd from Debian's slurm-wlm,
+with a generated slurm.conf in a temporary folder.
+
+The settings that let slurmd run in a container without systemd or a writable cgroup tree:
+ProctrackType=proctrack/linuxproc (processes tracked by their parent ids), TaskPlugin=task/none,
+JobAcctGatherType=jobacct_gather/none; everything runs as root with its state, logs and sockets in the folder.
+Ports are below the ephemeral range (32768-60999 here) and checked free. Every daemon is started by its own
+handle and killed by it on the way out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "srun", "sinfo")
+
+
+def missing() -> str | None:
+    """Why no cluster can start here, or None."""
+    lost = [d for d in DAEMONS if not (shutil.which(d) or Path(f"/usr/sbin/{d}").exists())]
+    if lost:
+        return f"{', '.join(lost)} not installed (apt-get install slurm-wlm munge; .ci/run does)"
+    if os.geteuid() != 0:
+        return "slurmd and munged are started as root here (CI runs as root)"
+    return None
+
+
+def _free_low_ports(count: int) -> list[int]:
+    """Free ports below the ephemeral range (bind-tested), chosen from the process id to spread test runs."""
+    ports: list[int] = []
+    start = 21000 + (os.getpid() * 7) % 9000
+    for port in range(start, start + 2000):
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        ports.append(port)
+        if len(ports) == count:
+            return ports
+    raise RuntimeError("no free ports below the ephemeral range")
+
+
+def _sbin(name: str) -> str:
+    return shutil.which(name) or f"/usr/sbin/{name}"
+
+
+def _wait(condition, timeout_s: float, what: str, logs: list[Path]) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.2)
+    tails = "\n".join(f"--- {p}\n{p.read_text()[-2000:] if p.exists() else '(none)'}" for p in logs)
+    raise RuntimeError(f"{what} within {timeout_s:g} s\n{tails}")
+
+
+@contextlib.contextmanager
+def cluster(folder: Path, cpus: int = 2) -> Iterator[dict[str, str]]:
+    """Start munged, slurmctld and slurmd; yield the environment srun needs (SLURM_CONF)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    host = socket.gethostname().split(".")[0]
+    ctld_port, d_port = _free_low_ports(2)
+    key = folder / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    os.chmod(key, 0o400)
+    munge_socket = folder / "munge.sock"
+    for sub in ("state", "spool"):
+        (folder / sub).mkdir(exist_ok=True)
+    conf = folder / "slurm.conf"
+    conf.write_text(
+        f"""ClusterName=gpudashtest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={d_port}
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket={munge_socket}
+CredType=cred/munge
+StateSaveLocation={folder}/state
+SlurmdSpoolDir={folder}/spool
+SlurmctldPidFile={folder}/slurmctld.pid
+SlurmdPidFile={folder}/slurmd.pid
+SlurmctldLogFile={folder}/slurmctld.log
+SlurmdLogFile={folder}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+ReturnToService=2
+SlurmdTimeout=60
+InactiveLimit=0
+KillWait=5
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
+PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+"""
+    )
+    env = dict(os.environ, SLURM_CONF=str(conf))
+    logs = [folder / "munged.log", folder / "slurmctld.log", folder / "slurmd.log"]
+    procs: list[subprocess.Popen] = []
+
+    def start(command: list[str], log: Path) -> None:
+        out = log.with_suffix(".out").open("w")
+        procs.append(subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                      start_new_session=True))  # fmt: skip
+
+    try:
+        start([_sbin("munged"), "-F", f"--socket={munge_socket}", f"--key-file={key}", f"--pid-file={folder}/munged.pid",
+               f"--log-file={folder}/munged.log", f"--seed-file={folder}/munged.seed", "--force"],
+              folder / "munged.log")  # fmt: skip
+        _wait(munge_socket.exists, 20, "munged did not open its socket", logs)
+        start([_sbin("slurmctld"), "-D", "-i", "-f", str(conf)], folder / "slurmctld.log")
+        start([_sbin("slurmd"), "-D", "-f", str(conf), "-N", host], folder / "slurmd.log")
+
+        def idle() -> bool:
+            run = subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True, timeout=20)
+            return run.stdout.strip() in ("idle", "mix", "alloc")
+
+        _wait(idle, 60, "the node did not come up idle", logs + [p.with_suffix(".out") for p in logs])
+        yield env
+    finally:
+        for proc in reversed(procs):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 9)
+            proc.wait()

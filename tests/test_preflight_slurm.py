@@ -1,0 +1,68 @@
+"""gpudash preflight under a real Slurm (issue 24 item 6): munged, slurmctld and slurmd from Debian's slurm-wlm
+on localhost (tests/slurm_cluster.py; .ci/run installs slurm-wlm and munge), `srun -n N gpudash preflight` on
+CPU ranks with gloo, the port derived from the job and step ids (no MASTER_PORT), a planted slow rank and a
+planted fingerprint difference (tests/preflight_rank.py, tests/preflight_faults.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import slurm_cluster
+from servers import REPO
+
+from gpudash.preflight.slurm import PORT_BASE, PORT_SPAN, ephemeral_range, job_port
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    why = slurm_cluster.missing()
+    if why:
+        pytest.skip(f"no Slurm here: {why}")
+    with slurm_cluster.cluster(tmp_path_factory.mktemp("slurm")) as env:
+        yield dict(env, OMP_NUM_THREADS="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "tests"), os.environ.get("PYTHONPATH")])))  # fmt: skip
+
+
+def srun(env: dict[str, str], tasks: int, *command: str, **plant: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in env.items() if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")}
+    env.update(plant)
+    return subprocess.run(["srun", "-n", str(tasks), "--overcommit", "--kill-on-bad-exit=0", *command], env=env,
+                          capture_output=True, text=True, timeout=240, cwd=REPO)  # fmt: skip
+
+
+def test_derived_ports_stay_below_the_ephemeral_range():
+    low = (ephemeral_range() or (32768, 60999))[0]
+    assert PORT_BASE + PORT_SPAN <= 32768 <= low or low >= PORT_BASE + PORT_SPAN
+    assert all(PORT_BASE <= job_port(str(job), str(step)) < low for job in range(0, 5000, 7) for step in range(3))
+
+
+def test_srun_gpudash_preflight_passes_on_two_cpu_ranks(slurm):
+    run = srun(slurm, 2, str(BIN / "gpudash"), "preflight", "--json", "--no-checks", "--precisions", "fp32")
+    assert run.returncode == 0, run.stdout + run.stderr
+    doc = json.loads(run.stdout)
+    assert (doc["launcher"], doc["world_size"], doc["backend"], doc["ok"]) == ("srun", 2, "gloo", True)
+    assert all(r["collective"]["ok"] and r["collective"]["busbw"] for r in doc["ranks"])
+
+
+def test_srun_names_a_rank_slowed_to_half_speed(slurm):
+    run = srun(slurm, 2, str(BIN / "python"), "tests/preflight_rank.py", "preflight", "--no-checks", "--precisions",
+               "fp32,bf16", PLANT_RANK="1", PLANT_FAULT="slow")  # fmt: skip
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert run.stdout.startswith("gpudash preflight · 2 ranks (srun, gloo) · FAILED on rank 1"), run.stdout
+    assert "  rank 1: CRITICAL preflight.speed (drain): " in run.stdout
+    assert "rank 0: CRITICAL" not in run.stdout
+
+
+def test_srun_names_a_rank_whose_fingerprint_differs_by_one_bit(slurm):
+    run = srun(slurm, 3, str(BIN / "python"), "tests/preflight_rank.py", "preflight", "--json", "--no-checks",
+               "--precisions", "fp32", PLANT_RANK="2", PLANT_FAULT="bitflip")  # fmt: skip
+    doc = json.loads(run.stdout)
+    named = {r["rank"] for r in doc["ranks"] for f in r["findings"] if f["id"] == "preflight.fingerprint"}
+    assert named == {2} and 2 in doc["failed_ranks"] and run.returncode == 1, run.stdout + run.stderr
