@@ -36,6 +36,23 @@ COMPUTE, GRAPHICS, COMPUTE_AND_GRAPHICS = "C", "G", "C+G"
 
 
 @dataclass
+class JobAttribution:
+    """The Slurm job or Kubernetes pod a process belongs to (gpudash.devices.job_attribution says what is
+    readable from where); None where nothing says."""
+
+    scheduler: str  # "slurm" or "kubernetes"
+    job_id: str | None = None  # Slurm
+    step: str | None = None  # Slurm: "0", "batch", "extern"
+    user: str | None = None  # Slurm: the job's user
+    partition: str | None = None  # Slurm: from SLURM_JOB_PARTITION only
+    pod_uid: str | None = None  # Kubernetes: from the kubelet's cgroup path
+    pod: str | None = None  # Kubernetes: from the Downward API's POD_NAME only
+    namespace: str | None = None  # Kubernetes: from POD_NAMESPACE only
+    container_id: str | None = None  # Kubernetes: the runtime's container ID, from the cgroup path
+    sources: list[str] = field(default_factory=list)  # "cgroup", "environment"
+
+
+@dataclass
 class ProcessUsage:
     """One process on one GPU: the driver's fields plus what the host says about the same pid.
 
@@ -58,6 +75,7 @@ class ProcessUsage:
     elapsed_s: float | None = None  # since the process started
     gpu_instance_id: int | None = None  # MIG only
     compute_instance_id: int | None = None  # MIG only
+    job: JobAttribution | None = None  # its Slurm job or Kubernetes pod, where readable
     unavailable: dict[str, str] = field(default_factory=dict)  # field -> reason
 
 

@@ -2,7 +2,7 @@
 a machine or its users replaced by stable placeholders.
 
 Replaced: the hostname; every UUID (GPU-..., MIG-...), serial and PCI bus id; and of every process (any
-object with a "pid") its pid, name, command and user. Stable within one document: the same UUID becomes the
+object with a "pid") its pid, name, command and user, and its job's IDs, user, partition, pod and namespace. Stable within one document: the same UUID becomes the
 same placeholder wherever it appears, so a reader can still tell that a MIG device's processes belong to one
 GPU. An identifier that also appears inside other text (a reason, a note, the origin) is replaced there too, and
 so is the home directory of whoever redacts (as "~": error text from a child can hold a path under it).
@@ -20,10 +20,13 @@ from typing import Any
 _IDENTIFIERS = {"hostname": "host", "uuid": "uuid", "serial": "serial", "serial_number": "serial", "pci_bus_id": "pci"}
 # Keys of a process record (an object with a pid) that identify a user or what they run.
 _PROCESS_FIELDS = {"name": "process", "command": "command", "user": "user"}
+# Keys of a process's job (its Slurm job or Kubernetes pod) that identify a user, a cluster's work or a pod.
+_JOB_FIELDS = {"job_id": "job", "user": "user", "partition": "partition", "pod_uid": "pod-uid", "pod": "pod",
+               "namespace": "namespace", "container_id": "container"}  # fmt: skip
 _PREFIX = re.compile(r"^([A-Za-z]{2,8})-")  # GPU-, MIG-: kept, so the kind of id stays readable
 FIRST_PID = 10001  # placeholders for pids count up from here (pid 1 would read as init)
 _MIN_TEXT = 3  # shorter identifiers are not searched for inside other text
-_NOT_IN_TEXT = ("process", "command")
+_NOT_IN_TEXT = ("process", "command", "job", "partition", "namespace")  # short common words: never searched in text
 HOME = "~"  # what the home directory becomes inside text
 
 
@@ -83,6 +86,11 @@ class Redactor:
                 out[key] = self.placeholder(_PROCESS_FIELDS[key], value)
             elif is_process and key == "pid":
                 out[key] = self.pid(value)
+            elif is_process and key == "job" and isinstance(value, dict):
+                out[key] = {
+                    k: self.placeholder(_JOB_FIELDS[k], v) if isinstance(v, str) and k in _JOB_FIELDS else v
+                    for k, v in value.items()
+                }
             else:
                 out[key] = self._walk(value)
         return out

@@ -1,4 +1,5 @@
-"""What the host knows about a GPU process: user, command line, CPU%, resident memory and age.
+"""What the host knows about a GPU process: user, command line, CPU%, resident memory, age, and its Slurm
+job or Kubernetes pod (gpudash.devices.job_attribution, read once per process).
 
 The drivers give a pid and GPU figures only; psutil reads the rest. A pid psutil cannot see (the process
 exited, or it is a host pid seen from inside a container, where NVML still reports host pids) keeps its
@@ -10,10 +11,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import psutil
 
-from gpudash.models import ProcessUsage
+from gpudash.devices import job_attribution
+from gpudash.models import JobAttribution, ProcessUsage
 
 HOST_FIELDS = ("user", "command", "cpu_pct", "host_memory_bytes", "elapsed_s")
 NOT_VISIBLE = "no such process here (it exited, or is a host pid seen from a container)"
@@ -39,13 +42,15 @@ class _Seen:
     cpu_at: float
     cpu_pct: float | None
     asked_at: float
+    job: JobAttribution | None = None
 
 
 class HostProcesses:
     """Fills the host side of ProcessUsage records; remembers each pid between readings for its CPU%."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic, proc: Path = job_attribution.PROC) -> None:
         self._clock = clock
+        self._proc = proc  # /proc; tests give a folder of fake cgroup and environ files
         self._seen: dict[int, _Seen] = {}
 
     def fill(self, proc: ProcessUsage) -> None:
@@ -61,6 +66,7 @@ class HostProcesses:
             self._read_command(seen)
         proc.name = proc.name or seen.name
         proc.user, proc.command = seen.user, seen.command
+        proc.job = seen.job
         for name, why in seen.static_missing.items():
             proc.unavailable.setdefault(name, why)
         proc.elapsed_s = round(max(0.0, time.time() - seen.started), 1)
@@ -107,6 +113,9 @@ class HostProcesses:
         if argv is not None and not argv:
             missing["command"] = EMPTY_COMMAND
         seen = _Seen(process, name, user, command, started, missing, None, now, None, now)
+        seen.job, unread = job_attribution.read(pid, self._proc)  # a job's cgroup and variables stay for its life
+        if seen.job is None and unread:  # the cgroup said nothing and the variables could not be read
+            seen.static_missing["job"] = unread
         self._seen[pid] = seen
         return seen
 

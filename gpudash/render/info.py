@@ -20,6 +20,7 @@ from typing import Any
 from gpudash.plain_text import one_line
 from gpudash.render.formatting import key_ranges
 from gpudash.render.info_health import health_lines
+from gpudash.render.jobs import job_lines
 from gpudash.render.monitor import elapsed
 from gpudash.render.style import BOLD, CYAN, DIM, RED, YELLOW, Style, load_color
 
@@ -80,6 +81,7 @@ def render(
     marker = [style(left_out_line(dropped, width), DIM)] if dropped else []
     processes_rows = process_lines(devices, style, width=width) if processes else []
     after = reason_lines(devices, style) + health_lines(devices, style) + mamf_lines(devices, style)
+    after = (job_lines(devices, style) if processes else []) + after  # Slurm jobs, Kubernetes pods
     after += [f"{style('note:', YELLOW)} {one_line(note)}" for note in data.get("notes") or []]
     if width is None:
         return "\n".join(sentences + rows + processes_rows + after)

@@ -16,7 +16,7 @@ from gpudash.render import monitor
 from gpudash.render.formatting import NA
 
 if TYPE_CHECKING:
-    from gpudash.models import DeviceInfo, ProcessUsage, Sample
+    from gpudash.models import DeviceInfo, JobAttribution, ProcessUsage, Sample
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,30 @@ COLUMNS = (
     Column("command", "COMMAND", False, lambda r: r.proc.command or r.proc.name or NA),
 )
 COLUMN_BY_ID = {c.id: c for c in COLUMNS}
+
+
+def job_text(job: JobAttribution | None) -> str:
+    """ "slurm 12345.0", "k8s ns/pod", "pod 3f5a7c6e" (a pod whose name its environment does not give)."""
+    if job is None:
+        return ""
+    if job.scheduler == "slurm":
+        return f"slurm {job.job_id or '?'}" + (f".{job.step}" if job.step else "")
+    if job.pod:
+        return f"k8s {job.namespace + '/' if job.namespace else ''}{job.pod}"
+    return f"pod {(job.pod_uid or '?')[:8]}"
+
+
+JOB_COLUMN = Column("job", "JOB", False, lambda r: job_text(r.proc.job))
+COLUMN_BY_ID["job"] = JOB_COLUMN
+
+
+def columns_for(rows: Sequence[ProcessRow]) -> tuple[Column, ...]:
+    """The columns, with JOB before COMMAND when any process belongs to a Slurm job or Kubernetes pod."""
+    if not any(r.proc.job is not None for r in rows):
+        return COLUMNS
+    return (*COLUMNS[:-1], JOB_COLUMN, COLUMNS[-1])
+
+
 # The ProcessUsage field behind each column, for its n/a reason.
 FIELD_OF = {
     "user": "user",
@@ -147,7 +171,9 @@ def matches(row: ProcessRow, query: str) -> bool:
         return True
     p = row.proc
     haystack = " ".join(
-        str(x) for x in (p.pid, p.user, f"gpu{row.gpu}", row.gpu, p.type, p.name, p.command) if x is not None
+        str(x)
+        for x in (p.pid, p.user, f"gpu{row.gpu}", row.gpu, p.type, p.name, p.command, job_text(p.job) or None)
+        if x is not None
     ).lower()
     return all(word in haystack for word in words)
 
@@ -156,8 +182,8 @@ def filter_rows(rows: Sequence[ProcessRow], query: str) -> list[ProcessRow]:
     return [r for r in rows if matches(r, query)]
 
 
-def cells(row: ProcessRow) -> list[str]:
-    return [column.text(row) for column in COLUMNS]
+def cells(row: ProcessRow, columns: Sequence[Column] = COLUMNS) -> list[str]:
+    return [column.text(row) for column in columns]
 
 
 def reasons(row: ProcessRow) -> list[str]:
@@ -243,10 +269,10 @@ def tree_entries(rows: Sequence[ProcessRow], ancestry: Mapping[int, Ancestors]) 
     return out
 
 
-def tree_cells(entry: TreeEntry) -> list[str]:
+def tree_cells(entry: TreeEntry, columns: Sequence[Column] = COLUMNS) -> list[str]:
     """The row's cells with the tree drawn before its command; a parent without GPU work says so."""
     if entry.row is None:
-        return [str(entry.pid), *([""] * (len(COLUMNS) - 2)), f"{entry.prefix}{entry.name or NA} (no GPU)"]
-    texts = cells(entry.row)
+        return [str(entry.pid), *([""] * (len(columns) - 2)), f"{entry.prefix}{entry.name or NA} (no GPU)"]
+    texts = cells(entry.row, columns)
     texts[-1] = entry.prefix + texts[-1]
     return texts

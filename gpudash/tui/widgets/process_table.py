@@ -102,8 +102,8 @@ class ProcessTable(LiveTable):
         else:
             entries = proc_text.tree_entries(ordered, self.ancestry)
         self.shown_rows = [e.row for e in entries if e.row is not None]
-        texts = [self._texts(e) for e in entries]
-        columns = proc_text.COLUMNS
+        columns = proc_text.columns_for(self._all)
+        texts = [self._texts(e, columns) for e in entries]
         widths = [max([len(self._header_label(c))] + [len(t[i]) for t in texts]) for i, c in enumerate(columns)]
         scrolling = len(self.shown_rows) > max(1, self.size.height - 1)
         room = (self.size.width or self.app.size.width) - sum(w + 1 for w in widths[:-1]) - 1 - int(scrolling)
@@ -114,8 +114,8 @@ class ProcessTable(LiveTable):
         ]
         self.show(live_columns, rows)
 
-    def _texts(self, entry: proc_text.TreeEntry) -> list[str]:
-        texts = proc_text.tree_cells(entry)
+    def _texts(self, entry: proc_text.TreeEntry, columns: tuple[proc_text.Column, ...]) -> list[str]:
+        texts = proc_text.tree_cells(entry, columns)
         if entry.pid in self.tagged and entry.row is not None:
             texts[0] = TAG + texts[0]
         self._longest_command = max(self._longest_command, len(texts[-1]))
