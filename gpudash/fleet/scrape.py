@@ -134,9 +134,13 @@ class Scraper:
         try:
             return exposition.parse(text, wanted, self._series, claims.admit, deadline)
         except exposition.TooLate as exc:
-            raise FetchError(f"the answer could not be read within {limit_s:g} s ({exc})") from None
+            error = FetchError(f"the answer could not be read within {limit_s:g} s ({exc})")
         except ValueError as exc:
-            raise FetchError(f"not a Prometheus metrics page ({exc})") from None
+            error = FetchError(f"not a Prometheus metrics page ({exc})")
+        # Raised out here, with the text let go: an exception raised inside `except` would keep the parse's
+        # frames, and the text with them, for as long as the request's task is kept.
+        del text
+        raise error
 
     def _landed(self, endpoint: _Endpoint, batch: bool, future: asyncio.Future) -> None:
         now = time.time()
@@ -148,6 +152,7 @@ class Scraper:
             return
         exc = future.exception()
         if exc is not None:
+            exc.__traceback__ = None  # its frames may hold what the request read (see fetch._ask)
             error = str(exc) if isinstance(exc, FetchError) else f"{type(exc).__name__}: {exc}"
             endpoint.error = one_line(error, 500)  # an HTTP reason phrase is the other host's text
             return
