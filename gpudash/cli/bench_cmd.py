@@ -20,6 +20,8 @@ from gpudash.errors import EXIT_FINDINGS, GpudashError, UsageError
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
+from gpudash.cli import exit_codes
+
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
@@ -30,6 +32,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "per-case time budget, median and spread) in a child process with a time limit, plus "
         "memory bandwidth. Efficiency is against the theoretical peak, labelled with where the "
         "peak came from.",
+        epilog=exit_codes.epilog("bench"),
     )
     add_device_option(p, "benchmark only this device", repeatable=True, default="every device")
     add_precisions_option(p, "benchmark", "every precision the architecture has, native or emulated")

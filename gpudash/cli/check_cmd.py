@@ -21,6 +21,8 @@ from gpudash.errors import UsageError
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
+from gpudash.cli import exit_codes
+
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
@@ -32,6 +34,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "that need the device are skipped; table-based checks still run. gpudash's health checks "
         "(docs/health.md) run too. Exits 1 when a result is CRITICAL (a failed check); warnings, "
         "UNKNOWN and errors do not.",
+        epilog=exit_codes.epilog("check"),
     )
     p.add_argument("--json", action="store_true", help="print the results as JSON on stdout")
     add_device_option(p, "check only this device", repeatable=True, default="every device")

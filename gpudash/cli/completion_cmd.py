@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpudash.cli import exit_codes
+
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
@@ -19,6 +21,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "bash: `source <(gpudash completion bash)` in ~/.bashrc; "
         "zsh: `gpudash completion zsh > ~/.zfunc/_gpudash` with ~/.zfunc in $fpath (or `source <(gpudash "
         "completion zsh)` after compinit); fish: `gpudash completion fish > ~/.config/fish/completions/gpudash.fish`.",
+        epilog=exit_codes.epilog("completion"),
     )
     p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
     p.set_defaults(func=run)

@@ -14,6 +14,8 @@ from gpudash.errors import EXIT_FINDINGS
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
+from gpudash.cli import exit_codes
+
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
@@ -26,6 +28,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "(gpudash.apply.load). Default output: gpudash.toml (gpudash.json with --format json) in "
         "the current directory. Exits 1 when the model does not fit in the device's memory even at a batch of "
         "one (the file is still written; the reason says what would make it fit).",
+        epilog=exit_codes.epilog("export"),
     )
     add_output_option(
         p,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from gpudash.cli import exit_codes
 from gpudash.errors import EXIT_FINDINGS, EXIT_OK
 
 
@@ -17,8 +18,7 @@ def add_parser(subparsers, parents) -> None:
         "AMD device-metrics-exporter and gpudash series) or scrapes the endpoints itself; at most 128 requests "
         "at once, a host that does not answer within --timeout is dropped from the round and shown with its "
         "error. Sources default to the config's [fleet] table.",
-        epilog="exit codes: 0 every host up, 1 a host is stale or unreachable (or Prometheus cannot be read), "
-        "2 bad option or config. The dashboard's Fleet tab (key f) shows the same, refreshed.",
+        epilog=exit_codes.epilog("fleet", "The dashboard's Fleet tab (key f) shows the same, refreshed."),
     )
     source = p.add_mutually_exclusive_group()
     source.add_argument("--prometheus", metavar="URL", help="read the fleet from this Prometheus server")

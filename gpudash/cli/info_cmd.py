@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpudash import strict_json
+from gpudash.cli import exit_codes
 
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
@@ -23,6 +24,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "gpustat and nvitop show (temperature, fan, P-state, utilization, encoder and decoder, power and "
         "limit, memory), MIG instances, and the processes on the GPUs. A reading the driver cannot give "
         "is n/a, with its reason below the table.",
+        epilog=exit_codes.epilog("info"),
     )
     p.add_argument(
         "--json", action="store_true", help="print the info JSON contract (docs/ARCHITECTURE.md) instead of a table"

@@ -9,6 +9,8 @@ from gpudash import strict_json
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
+from gpudash.cli import exit_codes
+
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
@@ -18,6 +20,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         description="List the plugins found through the 'gpudash' entry points and the "
         "plugin directories, loaded or not, with the reason when not. "
         "GPUDASH_LOAD_PLUGINS=a,b loads only those (empty: none).",
+        epilog=exit_codes.epilog("plugins"),
     )
     p.add_argument("--json", action="store_true", help="print JSON instead of a table (errors still go to stderr)")
     p.set_defaults(func=run)

@@ -16,6 +16,8 @@ from gpudash.cli.arguments import add_device_option, add_force_option, add_preci
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
+from gpudash.cli import exit_codes
+
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
@@ -26,6 +28,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         "autocast training step, TF32's effect) on each device in a child process with a time "
         "limit, next to what the architecture tables and PyTorch claim. Exits 1 when a precision "
         "the spec calls native fails.",
+        epilog=exit_codes.epilog("probe"),
     )
     add_device_option(p, "probe only this device", repeatable=True, default="every device")
     add_precisions_option(p, "probe", "all", old_spelling=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from gpudash.cli import exit_codes
 from gpudash.cli.arguments import add_force_option, add_output_option
 
 
@@ -16,8 +17,7 @@ def add_parser(subparsers, parents) -> None:
         "settings and live telemetry as Prometheus metrics, labelled to join dcgm-exporter's and AMD's "
         "device-metrics-exporter's series. Serves on 127.0.0.1 unless told otherwise. With --textfile, "
         "writes the batch results once for node_exporter's textfile collector and exits.",
-        epilog="exit codes: 0 stopped by Ctrl-C or SIGTERM (or textfile written); 2 bad option, config, web "
-        "config, certificate or key; 3 cannot listen (address in use, not permitted) or write the textfile",
+        epilog=exit_codes.epilog("serve"),
     )
     p.add_argument(
         "--listen",

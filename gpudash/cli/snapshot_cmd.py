@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gpudash.cli import exit_codes
 from gpudash.cli.arguments import add_force_option, add_output_option
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         help="record this machine to a snapshot file",
         description="Record the devices and a few seconds of live samples to a JSON "
         "snapshot that --replay (or GPUDASH_REPLAY) plays back anywhere.",
+        epilog=exit_codes.epilog("snapshot"),
     )
     add_output_option(
         p, "-o", "--output", metavar="FILE", required=True, help="where to write the snapshot ('-' for stdout)"

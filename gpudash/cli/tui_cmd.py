@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gpudash.cli.context import Context, Parents, Subparsers
 
+from gpudash.cli import exit_codes
+
 
 def add_parser(subparsers: Subparsers, parents: Parents) -> None:
     p = subparsers.add_parser(
@@ -14,6 +16,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
         parents=parents,
         help="open the live dashboard (the default)",
         description="Open the live terminal dashboard (what `gpudash` does with no command).",
+        epilog=exit_codes.epilog("tui"),
     )
     p.set_defaults(func=run)
 

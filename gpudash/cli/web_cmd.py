@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
+from gpudash.cli import exit_codes
 from gpudash.web.address import DEFAULT_HOST, DEFAULT_PORT
 
 
@@ -17,6 +18,7 @@ def add_parser(subparsers, parents) -> None:
         "runs its own `gpudash tui` process with this command's global options (--replay, --config, "
         "--plugins-dir, ...). There is no authentication: the server listens on this machine only unless "
         "--allow-remote is given; see docs/web.md for a reverse proxy with a login.",
+        epilog=exit_codes.epilog("web"),
     )
     p.add_argument(
         "--listen",
