@@ -167,16 +167,15 @@ def write_textfile(machine, config: dict[str, Any], path: str, hostname: str | N
     writer (gpudash.fileio): a regular file or a new path, replaced whole (a full disk leaves the old file), its
     mode and owner kept, a read-only one only with --force; a link, device, FIFO or folder is refused (exit 2).
     Returns CREATED or REPLACED."""
-    from prometheus_client import generate_latest
-
     from gpudash.exporter import registry_for
+    from gpudash.exporter.textfile import textfile_text
     from gpudash.fileio import check_output, write_output
 
     if Path(path).suffix != ".prom":
         raise UsageError(f"--textfile {path}: node_exporter's textfile collector reads only *.prom files")
     check_output(path, "--textfile", streams=False)  # before the remembered results are read
-    registry, _ = registry_for(machine, config, telemetry=False, hostname=hostname)
-    text = generate_latest(registry).decode("utf-8")
+    _, collector = registry_for(machine, config, telemetry=False, hostname=hostname)
+    text = textfile_text(collector, path)  # every series labelled textfile="NAME.prom": files never collide
     try:
         return write_output(path, text, streams=False)
     except GpudashError as exc:
