@@ -214,3 +214,56 @@ def test_the_job_schema_mirrors_the_record():
 
     for name in ("info", "snapshot"):
         assert set(schema(name)["$defs"]["job"]["properties"]) == {f.name for f in dataclasses.fields(JobAttribution)}
+
+
+async def test_host_pids_from_a_container_are_said_once_with_the_fix_and_memory_stays():
+    from fakes import GONE_PID
+
+    from gpudash.devices import Machine
+    from gpudash.models import DeviceInfo, Host, Runtime, Sample
+    from gpudash.render.processes import CONTAINER_HINT, CONTAINER_NOTE
+
+    gpu = DeviceInfo(vendor="nvidia", index=0, name="NVIDIA L4", compute_capability="8.9", sources=["nvml"])
+    host = HostProcesses()
+
+    def sample() -> Sample:  # NVML's host pids, which this PID namespace does not have
+        procs = [ProcessUsage(pid=GONE_PID + i, type="C", memory_used_bytes=(i + 1) * 2**30) for i in range(2)]
+        for proc in procs:
+            host.fill(proc)
+        return Sample(memory_used_bytes=3 * 2**30, memory_total_bytes=24 * 2**30, processes=procs)
+
+    machine = Machine(host=Host(hostname="pod"), runtime=Runtime(), devices=[gpu], samplers={gpu.key: sample})
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=(100, 24)) as pilot:
+        table = app.query_one(ProcessTable)
+        await wait_until(pilot, lambda: table.foreign == {GONE_PID, GONE_PID + 1})  # the second reading
+        await wait_until(pilot, lambda: CONTAINER_NOTE in screen_text(app))
+        memory = sorted(table.cells_of(k)[4].plain.strip() for k in table.row_keys)
+        assert memory == ["1.0G", "2.0G"]  # GPU memory per pid still shown
+        await wait_until(pilot, lambda: len(app.history) >= 4)  # more readings: still said only once
+        told = [n.message for n in app._notifications if n.message == CONTAINER_HINT]
+        assert told == [CONTAINER_HINT] and "--pid=host" in CONTAINER_HINT and "hostPID: true" in CONTAINER_HINT
+
+
+async def test_a_pid_unseen_in_one_reading_only_is_not_taken_for_a_container():
+    from fakes import GONE_PID
+
+    from gpudash.devices import Machine
+    from gpudash.models import DeviceInfo, Host, Runtime, Sample
+
+    gpu = DeviceInfo(vendor="nvidia", index=0, name="NVIDIA L4", compute_capability="8.9", sources=["nvml"])
+    host, readings = HostProcesses(), []
+
+    def sample() -> Sample:  # the first reading lists a pid that is gone (it exited in between); then none
+        readings.append(1)
+        procs = [ProcessUsage(pid=GONE_PID, type="C", memory_used_bytes=2**30)] if len(readings) == 1 else []
+        for proc in procs:
+            host.fill(proc)
+        return Sample(memory_used_bytes=2**30, memory_total_bytes=24 * 2**30, processes=procs)
+
+    machine = Machine(host=Host(hostname="box"), runtime=Runtime(), devices=[gpu], samplers={gpu.key: sample})
+    app = create_app(machine, defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=(100, 24)) as pilot:
+        table = app.query_one(ProcessTable)
+        await wait_until(pilot, lambda: len(readings) >= 3 and len(app.history) >= 3)
+        assert table.foreign == set() and "PID namespace" not in screen_text(app)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gpudash.devices.host_processes import NOT_VISIBLE
 from gpudash.render import monitor
 from gpudash.render.formatting import NA
 
@@ -150,6 +151,19 @@ def _mig_device(sample: Sample, proc: ProcessUsage) -> int | None:
         ):
             return instance.index
     return None
+
+
+CONTAINER_HINT = (
+    "GPU pids are not in this PID namespace (a container without the host's pids): GPU memory per pid is shown; "
+    "for users and commands run with --pid=host (docker) or hostPID: true (Kubernetes)"
+)
+
+CONTAINER_NOTE = "host pids not in this PID namespace: --pid=host or hostPID: true shows users and commands"
+
+
+def not_here(rows: Sequence[ProcessRow]) -> set[int]:
+    """The pids the host could not find (gpudash.devices.host_processes.NOT_VISIBLE)."""
+    return {r.proc.pid for r in rows if r.proc.unavailable.get("user") == NOT_VISIBLE}
 
 
 def sort_rows(rows: Sequence[ProcessRow], sort_id: str, reverse: bool = False) -> list[ProcessRow]:

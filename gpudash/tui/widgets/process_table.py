@@ -52,6 +52,8 @@ class ProcessTable(LiveTable):
         self.ancestry: Mapping[int, proc_text.Ancestors] | None = None  # None: a flat list
         self.tagged: set[int] = set()  # pids
         self.command_offset = 0  # columns of every command scrolled out on the left
+        self.foreign: set[int] = set()  # pids listed twice running that this PID namespace does not have
+        self._unseen: set[int] = set()  # pids of the last reading this PID namespace does not have
         self._longest_command = 0
 
     @property
@@ -74,6 +76,11 @@ class ProcessTable(LiveTable):
         self, devices: Sequence[DeviceInfo], samples: Mapping[str, Sample], labels: Mapping[str, str]
     ) -> None:
         self._all, self.missing = proc_text.process_rows(devices, samples, labels)
+        unseen = proc_text.not_here(self._all)
+        # Listed in two readings running yet never here: not a process that exited in between, but a host pid
+        # seen from a container without the host's PID namespace.
+        self.foreign = unseen & self._unseen
+        self._unseen = unseen
         self.redraw()
 
     def sort_by(self, sort_id: str, reverse: bool | None = None) -> None:
@@ -173,6 +180,7 @@ class ProcessPanel(Vertical):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._note: str | None = None
+        self._told_foreign = False
 
     def compose(self) -> ComposeResult:
         yield ProcessTable(id="proc-table")
@@ -203,6 +211,11 @@ class ProcessPanel(Vertical):
             )
         elif table.total == 0 and not table.missing:
             parts.append("no GPU processes")
+        if table.foreign:
+            parts.append(proc_text.CONTAINER_NOTE)
+            if not self._told_foreign:  # the whole hint once, where it wraps; the note keeps the short form
+                self._told_foreign = True
+                self.app.notify(proc_text.CONTAINER_HINT, severity="warning", timeout=30)
         if table.tagged:
             parts.append(f"{len(table.tagged)} tagged: I/T/K signal them together, space untags")
         if table.missing:
