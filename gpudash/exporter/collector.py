@@ -24,6 +24,7 @@ from gpudash.exporter import (
     health_counters,
     labels,
     mamf,
+    partitions,
     precisions,
     recommendation,
     telemetry,
@@ -85,8 +86,9 @@ class GpudashCollector:
         with self._lock:  # one device reading at a time; telemetry needs no remembered result, so none is read
             scrape = self._scrape(Results())
             reading = self.health.current()
-            live = telemetry.families(scrape) if self.telemetry else []
-            return live + health.families(scrape, reading) + health_counters.families(scrape, reading)
+            live = telemetry.families(scrape) + partitions.mig_families(scrape) if self.telemetry else []
+            verdicts = health.families(scrape, reading) + health_counters.families(scrape, reading)
+            return live + verdicts + partitions.partition_families(scrape, reading)
 
     def families(self) -> list[Family]:
         return self.batch_families()[0] + self.live_families()
@@ -104,8 +106,9 @@ class GpudashCollector:
             names += module.families(empty)
         names += recommendation.families(empty, {})
         if self.telemetry:
-            names += telemetry.families(empty)
+            names += telemetry.families(empty) + partitions.mig_families(empty)
         names += health.families(empty, HealthReading()) + health_counters.families(empty, HealthReading())
+        names += partitions.partition_families(empty, HealthReading())
         for family in names:
             yield GaugeMetricFamily(family.name, family.documentation)
 
