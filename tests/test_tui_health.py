@@ -5,6 +5,7 @@ judged once from the recorded counters, labelled replayed."""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 
@@ -162,3 +163,102 @@ async def test_a_replay_with_a_lost_gpu_marks_it_and_judges_the_recorded_counter
         await open_detail(pilot, app, "nvidia:0")
         assert "replayed: no counters recorded, reachability only" in widget_text(app.query_one(DeviceDetail))
         assert app.health_watch.readings == 1
+
+
+# The Checks view ------------------------------------------------------------------------------
+
+
+def assert_grouped(view, machine) -> None:
+    """Each device's lines together, worst first, its not-applicable checks on one line at its end."""
+    order = ["host", *(d.key for d in machine.devices)]
+    devices = list(dict.fromkeys(line.device for line in view.lines))
+    assert devices == [d for d in order if d in devices]
+    rank = {"CRITICAL": 0, "WARN": 1, "UNKNOWN": 2, "OK": 3, None: 4}
+    for device in devices:
+        mine = [line for line in view.lines if line.device == device]
+        assert [rank[line.severity] for line in mine] == sorted(rank[line.severity] for line in mine), device
+        assert sum(line.severity is None for line in mine) <= 1, device
+    results = len(view.results) + len(view.health)
+    assert sum(len(line.results) for line in view.lines) == results  # every result is behind one line
+
+
+async def run_checks_view(pilot, app):
+    from gpudash.tui.screens.checks_view import ChecksView
+
+    await pilot.press("c")
+    await wait_until(pilot, lambda: app.query(ChecksView) and not app.query_one(ChecksView).running, timeout=120)
+    view = app.query_one(ChecksView)
+    await wait_until(pilot, lambda: app.query_one("#checks-table").row_count == len(view.lines))
+    return view
+
+
+async def test_the_checks_view_groups_the_fake_dgx_by_device_and_severity_and_folds_its_skips(monkeypatch):
+    """The issue's DGX: every ROCm check skips on its 8 NVIDIA GPUs; they fold into one line per device, beside
+    the health checks, GPU 5's ECC fault first on its device with its action."""
+    from textual.widgets import Static
+
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "rocm_checks")
+    machine = fake_dgx(monkeypatch)
+    try:
+        app = create_app(machine, config(3600.0), add_torch_view=no_torch)
+        async with app.run_test(size=(160, 60)) as pilot:
+            view = await run_checks_view(pilot, app)
+            skipped = [r for r in view.results if r.status == "skip"]
+            assert len(skipped) >= 8 * 8  # the ROCm checks, on every GPU
+            assert_grouped(view, machine)
+            folded = [line for line in view.lines if line.severity is None]
+            assert {line.device for line in folded} >= {f"nvidia:{i}" for i in range(8)}
+            assert len(view.lines) < len(view.results) + len(view.health)
+            fault = next(line for line in view.lines if line.device == f"nvidia:{FAULTY}")
+            assert (fault.severity, fault.name, fault.action) == ("CRITICAL", "gpu.ecc.sram_uncorrected", "reset_gpu")
+            await wait_until(
+                pilot,
+                lambda: re.search(
+                    r"nvidia:5 +CRITICAL +gpu\.ecc\.sram_uncorrected +reset_gpu +volatile sram uncorrected: 2",
+                    screen_text(app),
+                ),
+            )
+            status = str(app.query_one("#checks-status", Static).render())
+            unapplied = len(skipped) + sum(h.severity is None for h in view.health)
+            assert f"1 CRITICAL, {len(view.results) + len(view.health) - 1 - unapplied} OK, {unapplied} not" in status
+
+            table = app.query_one("#checks-table")
+            table.focus()
+            table.move_cursor(row=view.lines.index(fault))
+            await wait_until(
+                pilot, lambda: "action: reset_gpu" in str(app.query_one("#checks-detail", Static).render())
+            )
+            detail = str(app.query_one("#checks-detail", Static).render())
+            assert "gpu.ecc.sram_uncorrected on nvidia:5: CRITICAL" in detail and "evidence: " in detail
+            gpu0 = next(line for line in folded if line.device == "nvidia:0")
+            table.move_cursor(row=view.lines.index(gpu0))
+            await wait_until(
+                pilot, lambda: "do not apply here" in str(app.query_one("#checks-detail", Static).render())
+            )
+            assert f"nvidia:0: {len(gpu0.results)} checks do not apply here" in str(
+                app.query_one("#checks-detail", Static).render()
+            )
+            rocm = [r for r in gpu0.results if getattr(r, "plugin", None) == "rocm_checks"]
+            assert rocm and all(r.status == "skip" for r in rocm)  # the ROCm checks skip on an NVIDIA GPU
+            assert all(r.severity is None for r in gpu0.results if r not in rocm)  # NVML NotSupported counters
+            passed = next(line for line in view.lines if line.device == "nvidia:0" and line.severity == "OK")
+            assert passed.name == f"({len(passed.results)} passed)" and len(passed.results) >= 12
+    finally:
+        machine.close()
+
+
+async def test_the_checks_view_of_a_replay_with_a_lost_gpu(tmp_path):
+    machine = discover(replay=str(faulty_replay(tmp_path)), include_torch=False)
+    app = create_app(machine, config(1.0), add_torch_view=no_torch)
+    async with app.run_test(size=(160, 60)) as pilot:
+        view = await run_checks_view(pilot, app)
+        assert_grouped(view, machine)
+        first = view.lines[0]
+        assert (first.device, first.severity, first.name) == ("host", "CRITICAL", "gpu.count")
+        lost = next(line for line in view.lines if line.device == "nvidia:3")
+        assert (lost.severity, lost.name, lost.action) == ("CRITICAL", "gpu.lost", "reboot")
+        ecc = next(line for line in view.lines if line.device == "nvidia:5")
+        assert (ecc.severity, ecc.name, ecc.action) == ("CRITICAL", "gpu.ecc.sram_uncorrected", "reset_gpu")
+        await wait_until(
+            pilot, lambda: any("gpu.lost" in line and "reboot" in line for line in screen_text(app).splitlines())
+        )

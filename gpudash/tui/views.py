@@ -82,7 +82,7 @@ VIEWS: list[ViewSpec] = [
         "Checks",
         "c",
         "gpudash.tui.screens.checks_view:ChecksView",
-        "known-bug checks: status, fix, environment variables (R runs them)",
+        "health and plugin checks by device and severity, with the action or fix (R runs them)",
     ),
     ViewSpec(
         "plugins", "Plugins", "l", "gpudash.tui.screens.plugins_view:PluginsView", "plugins loaded or failed, and why"

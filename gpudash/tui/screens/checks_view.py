@@ -1,9 +1,14 @@
-"""The Checks view: every plugin check on every device, with the highlighted result's fix and env vars.
+"""The Checks view: the plugin checks and gpudash's health checks together, grouped by device and severity.
 
-The checks run through the same action as `gpudash check` (gpudash.actions.check: each in a child process
-with a time limit), from a thread worker; results appear as they arrive. On a replayed machine, checks that
-need the device are skipped and table-based ones still run. Plugin load errors are not printed (that would
-tear the screen); they are counted here and shown in the Plugins view.
+The checks run through the same action as `gpudash check` (gpudash.actions.check: each plugin check in a child
+process with a time limit, then the health checks: driver counters, kernel log, sysfs, numerics), from a thread
+worker; plugin results appear as they arrive, the health results when the run ends. Each device's findings come
+first, worst first (CRITICAL, WARN, UNKNOWN), with the action a failed check recommends; its passed checks fold
+into one line and the checks that do not apply there into another (a DGX's NVIDIA GPUs skip every ROCm check:
+one line per GPU, not one per check). The highlighted line's detail has the fix and environment, or the evidence and action, or
+each folded check with its summary (gpudash.render.check_groups). On a replayed machine, checks that need the device are skipped and
+table-based ones still run. Plugin load errors are not printed (that would tear the screen); they are counted
+here and shown in the Plugins view.
 """
 
 from __future__ import annotations
@@ -19,16 +24,20 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, DataTable, Static
 
-from gpudash.render.check import describe, tally
+from gpudash.plain_text import one_line
+from gpudash.render.check_groups import CheckLine, check_lines, describe_line, severity_tally
 from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
     from gpudash.actions.check import CheckRun
     from gpudash.actions.session import Session
+    from gpudash.health import HealthResult
     from gpudash.plugins_api import CheckResult
     from gpudash.tui.app import GpudashApp
 
-STATUS_STYLE = {"pass": "bold green", "warn": "bold yellow", "fail": "bold red", "error": "bold magenta", "skip": "dim"}
+COLUMNS = ("device", "severity", "check", "action", "summary")
+SUMMARY_CHARS = 160  # in the table; the detail below has it whole
+SEVERITY_STYLE = {"OK": "green", "WARN": "bold yellow", "CRITICAL": "bold red", "UNKNOWN": "bold magenta"}
 
 # runner(session, cancel, on_result) -> CheckRun; the default is the check action
 Runner = Callable[["Session", threading.Event, Callable[["CheckResult"], None]], "CheckRun"]
@@ -42,14 +51,16 @@ def run_plugin_checks(session: Session, cancel: threading.Event, on_result: Call
 
 
 class ChecksView(Vertical):
-    BINDINGS = [Binding("R", "run_checks", "Run checks", tooltip="run every plugin check again")]
+    BINDINGS = [Binding("R", "run_checks", "Run checks", tooltip="run every plugin and health check again")]
 
     app: GpudashApp
 
     def __init__(self, app: GpudashApp, runner: Runner | None = None) -> None:
         super().__init__(id="checks")
         self.runner = runner or run_plugin_checks
-        self.results: list[CheckResult] = []
+        self.results: list[CheckResult] = []  # the plugins'
+        self.health: list[HealthResult] = []  # gpudash's own health checks, when the run ends
+        self.lines: list[CheckLine] = []  # what the table shows (gpudash.render.check_groups)
         self.plugin_errors: list[dict[str, object]] = []  # [{"plugin", "errors"}]
         self.running = False
         self._cancel = threading.Event()
@@ -59,10 +70,14 @@ class ChecksView(Vertical):
             yield Static("", id="checks-status", markup=False)
             yield Button("Run checks (R)", id="checks-run", variant="primary", compact=True)
         yield PlainTable(id="checks-table", cursor_type="row", zebra_stripes=True)
-        yield Static("highlight a check to see its fix and environment variables", id="checks-detail", markup=False)
+        yield Static(
+            "highlight a check to see its fix, its evidence and action, or the checks that do not apply",
+            id="checks-detail",
+            markup=False,
+        )
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("device", "check", "status", "summary")
+        self.query_one(DataTable).add_columns(*COLUMNS)
         self.action_run_checks()
 
     def on_unmount(self) -> None:
@@ -75,7 +90,7 @@ class ChecksView(Vertical):
             self.app.notify("checks are already running", severity="warning")
             return
         self.running = True
-        self.results = []
+        self.results, self.health, self.lines = [], [], []
         self.query_one(DataTable).clear()
         self._status(f"running checks on {self.app.machine.label}…")
         self._run()
@@ -85,30 +100,41 @@ class ChecksView(Vertical):
         try:
             found = self.runner(self.app.session, self._cancel, lambda r: self.app.from_worker(self.add_result, r))
         except Exception as exc:  # shown, never fatal to the dashboard
-            self.app.from_worker(self._finished, [], f"checks failed: {exc}")
+            self.app.from_worker(self._finished, [], [], f"checks failed: {exc}")
             return
-        self.app.from_worker(self._finished, found.plugin_errors, None)
+        self.app.from_worker(self._finished, found.plugin_errors, found.health, None)
 
     def add_result(self, result: CheckResult) -> None:
         self.results.append(result)
-        table = self.query_one(DataTable)
-        status = Text(result.status, style=STATUS_STYLE.get(result.status, ""))
-        table.add_row(
-            result.device, f"{result.plugin}/{result.check}", status, result.summary, key=str(len(self.results) - 1)
-        )
-        if len(self.results) == 1:
-            self._show_detail(0)
+        self._show_lines()
 
-    def _finished(self, errors: list[dict[str, object]], failure: str | None) -> None:
+    def _show_lines(self) -> None:
+        """The table drawn again from every result so far, grouped; the highlighted line stays where it was."""
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        self.lines = check_lines(self.results, self.health, [d.key for d in self.app.machine.devices])
+        table.clear(columns=True)  # the columns too: their widths follow the lines shown now, folded or not
+        table.add_columns(*COLUMNS)
+        for index, line in enumerate(self.lines):
+            severity = Text(line.severity or "n/a", style=SEVERITY_STYLE.get(line.severity or "", "dim"))
+            action = Text("" if line.action == "none" else line.action, style="bold")
+            summary = Text(one_line(line.summary, SUMMARY_CHARS), style="dim" if line.folded else "")
+            table.add_row(line.device, severity, line.name, action, summary, key=str(index))
+        if self.lines:
+            table.move_cursor(row=min(row, len(self.lines) - 1))
+            self._show_detail(table.cursor_row)
+
+    def _finished(self, errors: list[dict[str, object]], health: list[HealthResult], failure: str | None) -> None:
         self.running = False
         self.plugin_errors = errors
+        self.health = health
+        self._show_lines()
         if failure:
             self._status(failure)
             return
         broken = f" · {len(errors)} plugin(s) with load errors (see Plugins)" if errors else ""
-        self._status(
-            f"{self.app.machine.label} · {tally(self.results) or 'no checks registered'}{broken} · R runs again"
-        )
+        found = severity_tally(self.lines) or "no checks registered"
+        self._status(f"{self.app.machine.label} · {found}{broken} · R runs again")
 
     # Showing -------------------------------------------------------------------------------------
 
@@ -116,8 +142,8 @@ class ChecksView(Vertical):
         self.query_one("#checks-status", Static).update(text)
 
     def _show_detail(self, index: int) -> None:
-        if 0 <= index < len(self.results):
-            self.query_one("#checks-detail", Static).update(describe(self.results[index]))
+        if 0 <= index < len(self.lines):
+            self.query_one("#checks-detail", Static).update(describe_line(self.lines[index]))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:
