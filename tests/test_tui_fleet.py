@@ -17,6 +17,7 @@ from gpudash.tui.widgets.fleet_table import FleetTable
 
 pytestmark = pytest.mark.light
 SIZE = (170, 50)
+MIG_ROWS = 4  # the DGX example's GPU 7 has 4 MIG instances: rows of their own under it
 
 
 def hostport(url: str) -> str:
@@ -47,7 +48,7 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
             assert "node-a" in text and "node-b[/]" in text  # another machine's words, never markup
             assert f"{down}: connection refused" in text
             table = app.query_one("#fleet-table", FleetTable)
-            assert table.row_count == 8 + 1 + 1
+            assert table.row_count == 8 + MIG_ROWS + 1 + 1
             table.focus()
             await pilot.press("enter")  # the cursor is on the first row: the unreachable host
             await wait_until(
@@ -55,11 +56,11 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
             )
             assert table.row_count == 1
             await pilot.press("escape")
-            await wait_until(pilot, lambda: table.row_count == 10, timeout=10)
+            await wait_until(pilot, lambda: table.row_count == 10 + MIG_ROWS, timeout=10)
             table.cursor_row = 1
             await pilot.press("enter")
             await wait_until(pilot, lambda: "node-a: up (replayed)" in screen_text(app), timeout=10)
-            assert table.row_count == 8
+            assert table.row_count == 8 + MIG_ROWS
             await wait_until(pilot, lambda: "nvidia:0 utilisation, last" in screen_text(app), timeout=15)
             await pilot.resize_terminal(100, 40)  # the name column gives way at once, not at the next round
             await pilot.pause(0.5)

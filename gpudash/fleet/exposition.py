@@ -158,6 +158,9 @@ def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> 
         device = found.get(ident.key)
         if device is None:
             device = found[ident.key] = Device(f"{ident.vendor}:{ident.index}", ident.vendor, ident.index)
+            if ident.instance is not None:  # a MIG instance: its own row under the GPU
+                device.id += f"/mig{ident.instance}"
+                device.mig_instance, device.mig_profile = ident.instance, ident.profile
         device.name = device.name or ident.name
         device.uuid = device.uuid or ident.uuid
         if series.source not in device.sources:
@@ -189,7 +192,15 @@ def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> 
             device.memory_total_bytes = (
                 device.memory_used_bytes + parts["memory_free_bytes"] + parts.get("memory_reserved_bytes", 0.0)
             )
-    ordered = sorted(found.values(), key=lambda d: (d.vendor == "cpu", d.vendor, _number(d.index)))
+    ordered = sorted(
+        found.values(),
+        key=lambda d: (
+            d.vendor == "cpu",
+            d.vendor,
+            _number(d.index),
+            (-1, "") if d.mig_instance is None else _number(d.mig_instance),
+        ),
+    )  # a GPU's MIG instances right after it
     return ordered, replayed
 
 

@@ -31,6 +31,13 @@ class Device:
     sources: list[str] = field(default_factory=list)  # "dcgm", "amd", "gpudash"
     targets: list[str] = field(default_factory=list)  # the scrape targets that described it (direct scraping)
     history: list[tuple[float, float]] = field(default_factory=list)  # (unix seconds, utilisation 0-1)
+    mig_instance: str | None = None  # a MIG instance's GPU_I_ID: a row under its GPU (id "nvidia:0/mig2")
+    mig_profile: str | None = None  # its GPU_I_PROFILE
+
+    @property
+    def gpu_id(self) -> str:
+        """The GPU this row is or belongs to ("nvidia:0" for its MIG instances too)."""
+        return self.id.split("/", 1)[0]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -50,6 +57,9 @@ class Device:
             "sources": list(self.sources),
             "targets": list(self.targets),
             "history": [[t, v] for t, v in self.history],
+            "mig": None
+            if self.mig_instance is None
+            else {"gpu_instance_id": self.mig_instance, "profile": self.mig_profile, "gpu": self.gpu_id},
         }
 
 
@@ -95,7 +105,11 @@ class FleetRound:
 
     def summary(self) -> dict[str, int]:
         counts = {s: sum(1 for h in self.hosts if h.status == s) for s in STATUSES}
-        return {"hosts": len(self.hosts), **counts, "devices": sum(len(h.devices) for h in self.hosts)}
+        return {
+            "hosts": len(self.hosts),
+            **counts,
+            "devices": sum(1 for h in self.hosts for d in h.devices if d.mig_instance is None),
+        }
 
     def to_json(self) -> dict[str, Any]:
         return {

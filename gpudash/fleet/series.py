@@ -6,6 +6,9 @@ AMD device-metrics-exporter: gfx activity in %, VRAM in MB as amdsmi counts them
 junction temperature in C; devices by `gpu_id`; the host as `hostname`. gpudash serve: base units already,
 plus what only gpudash knows (verified precisions, the recommended dtype, failed checks).
 A GPU that two exporters describe becomes one device: NVIDIA GPUs meet on UUID, AMD GPUs on gpu_id.
+A MIG instance (dcgm-exporter's and gpudash's `GPU_I_ID`, `GPU_I_PROFILE` beside the parent GPU's labels) is a
+device of its own under its GPU, keyed by the GPU and GPU_I_ID: never merged into the GPU, where the last line
+would win.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ LIVE: dict[str, Reading] = {
     "gpudash_device_memory_total_bytes": Reading("gpudash", "memory_total_bytes"),
     "gpudash_device_temperature_celsius": Reading("gpudash", "temperature_celsius"),
     "gpudash_device_power_watts": Reading("gpudash", "power_watts"),
+    "gpudash_mig_memory_used_bytes": Reading("gpudash", "memory_used_bytes"),
+    "gpudash_mig_memory_total_bytes": Reading("gpudash", "memory_total_bytes"),
 }
 
 # gpudash's batch results change only when someone probes, benchmarks or checks: read them less often.
@@ -94,6 +99,8 @@ class Identity:
     index: str
     name: str | None
     uuid: str | None
+    instance: str | None = None  # a MIG instance's GPU_I_ID; its GPU is the same key without "/mig..."
+    profile: str | None = None  # its GPU_I_PROFILE ("3g.40gb")
 
 
 def identity(name: str, labels: dict[str, str]) -> Identity | None:
@@ -113,6 +120,9 @@ def identity(name: str, labels: dict[str, str]) -> Identity | None:
         return None
     uuid = labels.get("UUID") or None
     merge = uuid if vendor == "nvidia" and uuid else f"{vendor}:{index}"
+    instance = labels.get("GPU_I_ID") or None
+    if instance is not None:
+        return Identity(f"{merge}/mig{instance}", vendor, index, model, uuid, instance, labels.get("GPU_I_PROFILE"))
     return Identity(merge, vendor, index, model, uuid)
 
 

@@ -43,9 +43,12 @@ def verified(device) -> str:
 
 
 def device_cells(device) -> list[str]:
+    shown, name = device.id, device.name or "?"
+    if device.mig_instance is not None:  # a row under its GPU (the row above): short, the profile says the slice
+        shown, name = f"└ mig{device.mig_instance}", f"MIG {device.mig_profile or '?'} (GPU_I_ID {device.mig_instance})"
     return [
-        device.id,
-        device.name or "?",
+        shown,
+        name,
         ratio(device.utilization_ratio),
         fmt.memory(
             None if device.memory_used_bytes is None else int(device.memory_used_bytes),
