@@ -138,6 +138,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "tls_key": Key("", str),
         "web_config": Key("", str),  # exporter-toolkit's web config file: TLS and basic-auth users
         "max_connections": Key(64, int, 1, 4096),
+        "job_labels": Key(False, bool),  # per-job series (gpudash.exporter.jobs); --job-labels
+        "max_job_series": Key(256, int, 1, 100_000),  # device-job pairs per scrape; the rest are counted as dropped
     },
     "fleet": {
         "prometheus": Key("", str, check=_url),

@@ -136,13 +136,14 @@ def serve(
     *,
     telemetry: bool = True,
     hostname: str | None = None,
+    job_labels: bool = False,
     stop: threading.Event | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
     """Serve until `stop` is set (SIGTERM sets it when called from the main thread); Ctrl-C also stops."""
     from gpudash.exporter import registry_for
 
-    _, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname)
+    _, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname, job_labels=job_labels)
     collector.families()  # parse the remembered results and decide the settings before the first scrape
     server, port = start(collector, where)
     stop = stop or threading.Event()

@@ -49,6 +49,16 @@ def add_parser(subparsers, parents) -> None:
         help="leave live telemetry out (a vendor exporter already publishes it); config serve.telemetry",
     )
     telemetry.add_argument("--telemetry", dest="telemetry", action="store_true", help="publish live telemetry")
+    jobs = p.add_mutually_exclusive_group()
+    jobs.add_argument(
+        "--job-labels",
+        dest="job_labels",
+        action="store_true",
+        default=None,
+        help="also publish each GPU's Slurm jobs and Kubernetes pods (hpc_job, job_user, pod, namespace labels; "
+        "at most config serve.max_job_series device-job pairs); config serve.job_labels",
+    )
+    jobs.add_argument("--no-job-labels", dest="job_labels", action="store_false", help="leave the job series out")
     p.add_argument("--hostname", metavar="NAME", help="the hostname label (default: this host's name)")
     add_output_option(
         p,
@@ -97,6 +107,7 @@ def _serve(ctx) -> int:
         max_connections=args.max_connections or conf["max_connections"],
     )
     telemetry = conf["telemetry"] if args.telemetry is None else args.telemetry
+    job_labels = conf["job_labels"] if args.job_labels is None else args.job_labels
     if not listen.loopback and where.tls is None:
         secret = "the metrics and the basic-auth passwords" if where.users else "the metrics"
         print(
@@ -111,11 +122,19 @@ def _serve(ctx) -> int:
         auth = f", basic auth for {len(where.users)} user{'s' if len(where.users) != 1 else ''}" if where.users else ""
         print(
             f"gpudash: serving {url} ({machine.label}, {devices} device{'s' if devices != 1 else ''}, "
-            f"telemetry {'on' if telemetry else 'off'}{auth}); Ctrl-C stops",
+            f"telemetry {'on' if telemetry else 'off'}{', job labels on' if job_labels else ''}{auth}); Ctrl-C stops",
             file=sys.stderr,
             flush=True,
         )
 
-    serve.serve(machine, ctx.session.config, where, telemetry=telemetry, hostname=args.hostname, on_ready=ready)
+    serve.serve(
+        machine,
+        ctx.session.config,
+        where,
+        telemetry=telemetry,
+        hostname=args.hostname,
+        job_labels=job_labels,
+        on_ready=ready,
+    )
     print("gpudash: stopped serving", file=sys.stderr)
     return 0

@@ -19,6 +19,7 @@ The modules:
   checks.py          check results by status, check time
   recommendation.py  the recommended AMP dtype, batch and accumulation
   telemetry.py       live utilisation, memory, temperature, power, clocks
+  jobs.py            opt-in: each GPU's Slurm jobs and Kubernetes pods, bounded in number (--job-labels)
   health.py          health verdicts per check ID (docs/health.md), a lost GPU
   health_counters.py the raw counters behind them: ECC, rows, XIDs, throttle reasons, PCIe, links, energy
   health_cache.py    the counters and checks, read every [health] read_interval_s rather than per scrape

@@ -22,6 +22,7 @@ from gpudash.exporter import (
     devices,
     health,
     health_counters,
+    jobs,
     labels,
     mamf,
     partitions,
@@ -38,10 +39,19 @@ BATCH_MODULES = (build, devices, precisions, bench, mamf, checks)
 
 
 class GpudashCollector:
-    def __init__(self, machine, config: dict[str, Any], *, telemetry: bool = True, hostname: str | None = None) -> None:
+    def __init__(
+        self,
+        machine,
+        config: dict[str, Any],
+        *,
+        telemetry: bool = True,
+        hostname: str | None = None,
+        job_labels: bool = False,
+    ) -> None:
         self.machine = machine
         self.config = config
         self.telemetry = telemetry
+        self.job_labels = job_labels  # opt-in: per-job series name users and jobs (gpudash.exporter.jobs)
         self.hostname = hostname or machine.host.hostname or socket.gethostname()
         self.labels = {d.key: labels.identity(d, self.hostname) for d in machine.devices}
         self.remembered = RememberedResults(machine)
@@ -87,6 +97,8 @@ class GpudashCollector:
             scrape = self._scrape(Results())
             reading = self.health.current()
             live = telemetry.families(scrape) + partitions.mig_families(scrape) if self.telemetry else []
+            if self.job_labels:
+                live += jobs.families(scrape, self.config["serve"]["max_job_series"])
             verdicts = health.families(scrape, reading) + health_counters.families(scrape, reading)
             return live + verdicts + partitions.partition_families(scrape, reading)
 
@@ -107,6 +119,8 @@ class GpudashCollector:
         names += recommendation.families(empty, {})
         if self.telemetry:
             names += telemetry.families(empty) + partitions.mig_families(empty)
+        if self.job_labels:
+            names += jobs.families(empty, 0)
         names += health.families(empty, HealthReading()) + health_counters.families(empty, HealthReading())
         names += partitions.partition_families(empty, HealthReading())
         for family in names:
@@ -124,9 +138,11 @@ class _NoDevices:
         return getattr(self._machine, name)
 
 
-def registry_for(machine, config: dict[str, Any], *, telemetry: bool = True, hostname: str | None = None):
+def registry_for(
+    machine, config: dict[str, Any], *, telemetry: bool = True, hostname: str | None = None, job_labels: bool = False
+):
     """A registry holding only gpudash's collector; returns (registry, collector)."""
     registry = CollectorRegistry(auto_describe=False)
-    collector = GpudashCollector(machine, config, telemetry=telemetry, hostname=hostname)
+    collector = GpudashCollector(machine, config, telemetry=telemetry, hostname=hostname, job_labels=job_labels)
     registry.register(collector)
     return registry, collector

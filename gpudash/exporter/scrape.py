@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpudash.exporter.remembered import Results
-from gpudash.models import DeviceInfo
+from gpudash.models import DeviceInfo, Sample
 
 
 @dataclass
@@ -16,6 +16,13 @@ class Scrape:
     labels: dict[str, dict[str, str]]  # device key -> identity labels
     results: Results
     config: dict[str, Any]
+    _samples: dict[str, Sample] = field(default_factory=dict)
+
+    def sample(self, device: DeviceInfo) -> Sample:
+        """The device's reading for this scrape, read once however many families use it."""
+        if device.key not in self._samples:
+            self._samples[device.key] = self.machine.sample(device)
+        return self._samples[device.key]
 
     @property
     def devices(self) -> list[DeviceInfo]:

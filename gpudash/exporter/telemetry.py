@@ -26,9 +26,8 @@ def families(scrape: Scrape) -> list[Family]:
     sm_clock = Family("gpudash_device_sm_clock_hertz", "Graphics/SM clock (the CPU: current frequency), hertz")
     mem_clock = Family("gpudash_device_memory_clock_hertz", "Memory clock, hertz")
     procs = Family("gpudash_device_processes", "Processes using the device, as the driver lists them")
-    machine = scrape.machine
     for device in scrape.devices:
-        s = machine.sample(device)
+        s = scrape.sample(device)
         labels = scrape.with_labels(device)
         util.add(labels, _ratio(s.utilization_pct))
         used.add(labels, s.memory_used_bytes)
