@@ -177,6 +177,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # serve and the dashboard read the health counters this often, not per scrape or per telemetry reading
         "read_interval_s": Key(30.0, float, 1, 3600),
     },
+    "idle": {  # allocated but idle (gpudash.allocation.idle): held by processes, utilization near 0 this long
+        "after_s": Key(600.0, float, 1, 7 * 86400),
+        "utilization_pct": Key(1.0, float, 0, 50),
+    },
     "model": {
         "factory": Key("", str, check=_factory),
         "layers": Key(12, int, 1, 1000),

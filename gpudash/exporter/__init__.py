@@ -20,6 +20,7 @@ The modules:
   recommendation.py  the recommended AMP dtype, batch and accumulation
   telemetry.py       live utilisation, memory, temperature, power, clocks
   jobs.py            opt-in: each GPU's Slurm jobs and Kubernetes pods, bounded in number (--job-labels)
+  idle.py            allocated but idle: held by processes at near-0 utilization for [idle] after_s
   health.py          health verdicts per check ID (docs/health.md), a lost GPU
   health_counters.py the raw counters behind them: ECC, rows, XIDs, throttle reasons, PCIe, links, energy
   health_cache.py    the counters and checks, read every [health] read_interval_s rather than per scrape

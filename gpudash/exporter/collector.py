@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import CollectorRegistry
 
+from gpudash.allocation.idle import IdleRule, IdleWatch
 from gpudash.exporter import (
     bench,
     build,
@@ -22,6 +24,7 @@ from gpudash.exporter import (
     devices,
     health,
     health_counters,
+    idle,
     jobs,
     labels,
     mamf,
@@ -56,6 +59,8 @@ class GpudashCollector:
         self.labels = {d.key: labels.identity(d, self.hostname) for d in machine.devices}
         self.remembered = RememberedResults(machine)
         self.health = HealthCache(machine, config)  # read every [health] read_interval_s, not at each scrape
+        self.idle = IdleWatch(IdleRule.from_config(config))  # allocated but idle, over the scrapes' readings
+        self.clock: Callable[[], float] = time.time  # when each scrape's reading was taken (tests step it)
         self._decided: dict[str, dict[str, Any]] = {}
         self._decided_for: tuple | None = None
         self._batch: list[Family] = []
@@ -99,6 +104,8 @@ class GpudashCollector:
             live = telemetry.families(scrape) + partitions.mig_families(scrape) if self.telemetry else []
             if self.job_labels:
                 live += jobs.families(scrape, self.config["serve"]["max_job_series"])
+            if self.telemetry or self.job_labels:  # the devices were read for this scrape
+                live += idle.families(scrape, self.idle, self.clock())
             verdicts = health.families(scrape, reading) + health_counters.families(scrape, reading)
             return live + verdicts + partitions.partition_families(scrape, reading)
 
@@ -121,6 +128,8 @@ class GpudashCollector:
             names += telemetry.families(empty) + partitions.mig_families(empty)
         if self.job_labels:
             names += jobs.families(empty, 0)
+        if self.telemetry or self.job_labels:
+            names += idle.families(empty, IdleWatch(IdleRule()))
         names += health.families(empty, HealthReading()) + health_counters.families(empty, HealthReading())
         names += partitions.partition_families(empty, HealthReading())
         for family in names:

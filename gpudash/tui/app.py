@@ -27,6 +27,7 @@ from textual.worker import Worker, WorkerState
 from gpudash import devices, lifetime, store
 from gpudash.actions.host import HostMonitor
 from gpudash.actions.session import Session
+from gpudash.allocation.idle import IdleRule, IdleWatch
 from gpudash.config import defaults
 from gpudash.devices import Machine
 from gpudash.devices.host_load import HostLoad
@@ -76,6 +77,7 @@ class GpudashApp(App[int]):
         self.history_seconds: float = ui["history_seconds"]
         self.history = History(capacity_for(self.history_seconds, self.refresh_interval))
         self.process_history = ProcessHistory(self.history.capacity)  # each GPU process's memory: its screen
+        self.idle = IdleWatch(IdleRule.from_config(self.config))  # allocated but idle, over every reading
         self.latest: dict[str, Sample] = {}
         self.host_load: HostLoad | None = None  # None on a replayed machine, and before the first reading
         self._host = HostMonitor(session)
@@ -204,6 +206,7 @@ class GpudashApp(App[int]):
         totals = {d.key: d.memory_total_bytes for d in self.machine.devices}
         self.history.record(message.samples, totals)
         self.process_history.record(message.samples)
+        self.idle.record(message.samples)
         self.samples_applied.publish(message.samples)
 
     # torch -------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from gpudash.models import DeviceInfo, Sample
 from gpudash.render import monitor
 from gpudash.render import processes as proc_text
 from gpudash.render.formatting import NA
+from gpudash.render.idle import IDLE_MARK, idle_note
 from gpudash.tui.widgets.bars import Palette
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
 
@@ -54,6 +55,7 @@ class ProcessTable(LiveTable):
         self.command_offset = 0  # columns of every command scrolled out on the left
         self.foreign: set[int] = set()  # pids listed twice running that this PID namespace does not have
         self._unseen: set[int] = set()  # pids of the last reading this PID namespace does not have
+        self.idle_keys: set[str] = set()  # GPUs allocated but idle (gpudash.allocation.idle): marked IDLE_MARK
         self._longest_command = 0
 
     @property
@@ -123,8 +125,11 @@ class ProcessTable(LiveTable):
 
     def _texts(self, entry: proc_text.TreeEntry, columns: tuple[proc_text.Column, ...]) -> list[str]:
         texts = proc_text.tree_cells(entry, columns)
+        ids = [c.id for c in columns]
         if entry.pid in self.tagged and entry.row is not None:
             texts[0] = TAG + texts[0]
+        if entry.row is not None and entry.row.device_key in self.idle_keys and "gpu" in ids:
+            texts[ids.index("gpu")] += IDLE_MARK
         self._longest_command = max(self._longest_command, len(texts[-1]))
         if self.command_offset:
             texts[-1] = "…" + texts[-1][self.command_offset + 1 :] if len(texts[-1]) > self.command_offset else "…"
@@ -181,6 +186,7 @@ class ProcessPanel(Vertical):
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._note: str | None = None
         self._told_foreign = False
+        self._idle_note = ""
 
     def compose(self) -> ComposeResult:
         yield ProcessTable(id="proc-table")
@@ -199,6 +205,11 @@ class ProcessPanel(Vertical):
     def show_processes(
         self, devices: Sequence[DeviceInfo], samples: Mapping[str, Sample], labels: Mapping[str, str]
     ) -> None:
+        watch = getattr(self.app, "idle", None)  # the app judges every reading, shown or not
+        flagged = {s.key: s for s in watch.flagged()} if watch is not None else {}
+        ordered = [flagged[d.key] for d in devices if d.key in flagged]
+        self._idle_note = idle_note(ordered, labels, watch.rule) if watch is not None else ""
+        self.table.idle_keys = set(flagged)
         self.table.show_processes(devices, samples, labels)
         self.update_note()
 
@@ -216,6 +227,8 @@ class ProcessPanel(Vertical):
             if not self._told_foreign:  # the whole hint once, where it wraps; the note keeps the short form
                 self._told_foreign = True
                 self.app.notify(proc_text.CONTAINER_HINT, severity="warning", timeout=30)
+        if self._idle_note:
+            parts.append(self._idle_note)
         if table.tagged:
             parts.append(f"{len(table.tagged)} tagged: I/T/K signal them together, space untags")
         if table.missing:
