@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpudash.allocation.idle import IdleWatch
 from gpudash.devices import Machine
 from gpudash.devices.fields import lost_reason
 from gpudash.knowledge import arch_for
@@ -83,10 +84,17 @@ def device_json(
 
 
 def info_json(
-    machine: Machine, with_samples: bool = True, health: dict[str, dict[str, Any]] | None = None
+    machine: Machine,
+    with_samples: bool = True,
+    health: dict[str, dict[str, Any]] | None = None,
+    idle: IdleWatch | None = None,
 ) -> dict[str, Any]:
-    """`health`: device key -> DeviceHealth.to_json() (gpudash.health.device_summary), read by the caller."""
+    """`health`: device key -> DeviceHealth.to_json() (gpudash.health.device_summary), read by the caller.
+    `idle`: what judges allocated-but-idle over this and the earlier readings (`info --watch` keeps one across
+    its rounds); without it (one reading) `allocated_idle` is null."""
     samples = machine.sample_all() if with_samples else {}
+    if idle is not None:
+        idle.record(samples)
     health = health or {}
     runtime = to_dict(machine.runtime)
     return {
@@ -100,4 +108,5 @@ def info_json(
         "runtime_unavailable": runtime.get("unavailable") or {},
         "devices": [device_json(d, samples.get(d.key), health.get(d.key)) for d in machine.devices],
         "notes": machine.notes,
+        "allocated_idle": idle.to_json([d.key for d in machine.devices]) if idle is not None else None,
     }

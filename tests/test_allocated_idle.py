@@ -1,7 +1,8 @@
 """Allocated but idle (gpudash.allocation.idle): the rule over readings; `gpudash serve`'s gauges over several
 scrapes of the fake NVML with a stepped clock (a GPU always held at 0%, one held but busy every third reading,
 one with no process, one held only by a graphics process); the dashboard's note and marker over real readings
-of the fake NVML; the config keys checked in one line. `gpudash info` takes one reading and flags nothing."""
+of the fake NVML; `gpudash info --watch` over its rounds (one `info` reading judges nothing: null); the config
+keys checked in one line."""
 
 from __future__ import annotations
 
@@ -165,12 +166,41 @@ async def test_the_dashboard_marks_the_idle_gpu_and_says_why(fake_nvml):
         assert table.idle_keys == {"nvidia:0"}
 
 
-def test_info_has_one_reading_and_flags_nothing(fake_nvml, capsys):
+def test_one_info_reading_judges_nothing(fake_nvml, capsys):
+    import jsonschema
+
     from gpudash.cli import main
+    from gpudash.contracts import schema
 
     assert main(["info", "--no-torch", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    jsonschema.validate(data, schema("info"))
+    assert data["allocated_idle"] is None
+    assert main(["info", "--no-torch"]) == 0
+    assert "allocated but idle" not in capsys.readouterr().out
+
+
+def test_info_watch_judges_its_rounds(fake_nvml, capsys, tmp_path):
+    import jsonschema
+
+    from gpudash.cli import main
+    from gpudash.contracts import schema
+
+    config = tmp_path / "config.toml"
+    config.write_text("[idle]\nafter_s = 1.0\n")
+    assert main(["--config", str(config), "info", "--no-torch", "--json", "--watch", "0.4", "--count", "4"]) == 0
+    rounds = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(rounds) == 4
+    for document in rounds:
+        jsonschema.validate(document, schema("info"))
+    first, last = ({d["key"]: d for d in r["allocated_idle"]["devices"]} for r in (rounds[0], rounds[-1]))
+    assert first["nvidia:0"] == {"key": "nvidia:0", "seconds": 0, "flagged": False}
+    assert last["nvidia:0"]["flagged"] and last["nvidia:0"]["seconds"] >= 1.0  # 3 rounds of >= 0.4 s
+    assert not {"nvidia:2", "nvidia:3"} & (set(first) | set(last))  # no process; a display server only
+    assert rounds[-1]["allocated_idle"]["after_s"] == 1.0
+    assert main(["--config", str(config), "info", "--no-torch", "--watch", "0.4", "--count", "4"]) == 0
     text = capsys.readouterr().out
-    assert "idle" not in json.dumps(json.loads(text)).lower()
+    assert "idle: nvidia:0 allocated but idle" in text and "≤1% busy for 0:01+" in text
 
 
 @pytest.mark.parametrize(

@@ -17,13 +17,16 @@ def info(
     with_samples: bool = True,
     redact: bool = False,
     health: bool = True,
+    idle: Any = None,
 ) -> dict[str, Any]:
     """The info document. With `include_torch` torch's own view of the GPUs is merged in (importing torch costs
     a second or more); without it it is left out; with None it is merged only when it is the only view there
     can be (no NVML or amdsmi GPU, but a GPU device node torch could use), and torch's versions are otherwise
     read from its files. With `redact`, the hostname, UUIDs, PCI ids and processes are stable placeholders
     (gpudash.redaction). With `health`, each GPU's worst health from its driver counters
-    (gpudash.health.device_summary: one request per GPU to the driver child; the recorded counters on a replay)."""
+    (gpudash.health.device_summary: one request per GPU to the driver child; the recorded counters on a replay).
+    `idle` (a gpudash.allocation.idle.IdleWatch), kept by a caller that reads again and again, judges
+    allocated-but-idle over its readings; a single reading judges nothing (`allocated_idle` null)."""
     from gpudash.info import info_json
 
     machine = session.machine(include_torch=bool(include_torch))
@@ -39,7 +42,7 @@ def info(
     judged = None
     if health:
         judged = {key: h.to_json() for key, h in device_health(session, machine).items()}
-    document = info_json(machine, with_samples=with_samples, health=judged)
+    document = info_json(machine, with_samples=with_samples, health=judged, idle=idle)
     if not redact:
         return document
     from gpudash.redaction import redact as redacted

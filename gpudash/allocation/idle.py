@@ -12,7 +12,7 @@ time between them, so such a gap starts the stretch again.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +102,15 @@ class IdleWatch:
     def judged(self, key: str) -> bool:
         """Whether the GPU's last reading could be judged at all (see `judged`)."""
         return key in self._judged
+
+    def to_json(self, keys: Sequence[str]) -> dict[str, Any]:
+        """The info document's `allocated_idle`: the rule, and each of `keys` in a held-and-idle stretch now."""
+        stretches = [s for s in (self.stretch(k) for k in keys) if s is not None]
+        return {
+            "after_s": self.rule.after_s,
+            "utilization_pct": self.rule.utilization_pct,
+            "devices": [{"key": s.key, "seconds": round(s.seconds, 1), "flagged": s.flagged} for s in stretches],
+        }
 
     def flagged(self) -> list[IdleStretch]:
         """The GPUs held and idle for at least the rule's after_s (callers put them in device order)."""

@@ -76,9 +76,14 @@ def run(ctx: Context) -> int:
     # JSON keeps torch's view (its answers per precision are part of the contract); the text does without.
     include_torch = (not args.no_torch) if args.json else None
     color = ctx.color()
+    idle = None
+    if args.watch is not None:  # rounds are readings over time: allocated-but-idle can be judged over them
+        from gpudash.allocation.idle import IdleRule, IdleWatch
+
+        idle = IdleWatch(IdleRule.from_config(ctx.session.config))
 
     def frame(width: int | None) -> str:
-        data = info(ctx.session, include_torch=include_torch, redact=args.redact)
+        data = info(ctx.session, include_torch=include_torch, redact=args.redact, idle=idle)
         if args.json:
             return strict_json.dumps(data, indent=None if args.watch is not None else 2)
         from gpudash.render.info import render

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from gpudash.allocation.idle import IdleRule, IdleStretch
 from gpudash.render import monitor
 from gpudash.render.processes import job_text
+from gpudash.render.style import YELLOW
 
 IDLE_MARK = "!"  # beside the GPU of each of its processes' rows; the note says what it means
 
@@ -26,3 +28,18 @@ def idle_note(stretches: Sequence[IdleStretch], labels: Mapping[str, str], rule:
     pct = f"{rule.utilization_pct:g}"
     each = [f"GPU {labels.get(s.key, s.key)} {monitor.elapsed(s.seconds)} ({holders_text(s)})" for s in stretches]
     return f"{IDLE_MARK} allocated but idle (≤{pct}% busy for {monitor.elapsed(rule.after_s)}+): " + "; ".join(each)
+
+
+def idle_lines(data: Mapping[str, Any], style: Callable[..., str] | None = None) -> list[str]:
+    """`gpudash info --watch`'s lines for the info document's flagged GPUs ('idle: nvidia:3 allocated but idle
+    12:05, ≤1% busy for 10:00+'); none for a single reading (allocated_idle null)."""
+    found = data.get("allocated_idle")
+    if not found:
+        return []
+    head = style("idle", YELLOW) if style else "idle"
+    rule = f"≤{found['utilization_pct']:g}% busy for {monitor.elapsed(found['after_s'])}+"
+    return [
+        f"{head}: {d['key']} allocated but idle {monitor.elapsed(d['seconds'])}, {rule}"
+        for d in found["devices"]
+        if d["flagged"]
+    ]

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpudash.plain_text import one_line
 from gpudash.render.formatting import key_ranges
+from gpudash.render.idle import idle_lines
 from gpudash.render.info_health import health_lines
 from gpudash.render.jobs import job_lines
 from gpudash.render.monitor import elapsed
@@ -82,6 +83,7 @@ def render(
     processes_rows = process_lines(devices, style, width=width) if processes else []
     after = reason_lines(devices, style) + health_lines(devices, style) + mamf_lines(devices, style)
     after = (job_lines(devices, style) if processes else []) + after  # Slurm jobs, Kubernetes pods
+    after += idle_lines(data, style)  # info --watch only: one reading judges nothing
     after += [f"{style('note:', YELLOW)} {one_line(note)}" for note in data.get("notes") or []]
     if width is None:
         return "\n".join(sentences + rows + processes_rows + after)
