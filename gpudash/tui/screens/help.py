@@ -28,6 +28,11 @@ GENERAL_KEYS = [
 WIDGET_KEYS = {
     "dashboard": [
         ("enter", "on a device row: its detail (card, history chart, every field with the reason for n/a)"),
+        (
+            "enter",
+            "on a process row: its screen (command, cwd, user, threads, CPU, memory per GPU, environment, tree)",
+        ),
+        ("← →", "in the process list: scroll long commands sideways (COMMAND +N says how far)"),
         ("← →  [ ]", "in the detail: the previous or next device"),
         ("click", "on a process column header: sort by it (again: reverse)"),
     ],
@@ -104,9 +109,12 @@ class HelpScreen(ModalScreen[None]):
                 "finding with its action. GPU 7:1 is MIG device 1 of GPU 7, an indented "
                 "row under its GPU. Processes: TYPE C compute, G graphics, C+G both; SM% the process's share "
                 "of the SMs where the driver gives it; CPU% of one core; HOST-MEM resident memory; TIME since "
-                "it started. T and K signal the highlighted process after a confirmation: never on a "
-                "replayed machine (its pids are elsewhere) or with --readonly, and only processes you may "
-                "signal (yours, or any as root).",
+                "it started. JOB (shown when a process has one): its Slurm job (slurm ID.step) or Kubernetes pod "
+                "(k8s namespace/pod), from its cgroup, then its environment. A GPU marked ! is allocated but "
+                "idle: held by processes at most [idle] utilization_pct busy for [idle] after_s (the note under "
+                "the list names it). I, T and K signal the highlighted process, or every tagged one (space "
+                "tags, *), after one confirmation: never on a replayed machine (its pids are elsewhere) or "
+                "with --readonly, and only processes you may signal (yours, or any as root).",
                 classes="help-text",
             )
             yield Static("n/a", classes="help-heading")
