@@ -58,7 +58,7 @@ def test_a_killed_rank_is_named_by_the_lowest_surviving_rank():
         run.stdout + run.stderr
     )
     assert lost_row(run.stdout, 1).endswith("LOST: died")
-    assert "  rank 1: died: joined, sent no result" in run.stdout
+    assert "  rank 1: CRITICAL preflight.lost (drain): died: joined, sent no result" in run.stdout
     assert run.stdout.count("gpudash preflight · ") == 1  # one table, from rank 0
     assert took < 120
 
@@ -69,7 +69,7 @@ def test_a_stopped_rank_is_named_and_the_job_ends_within_3_minutes_with_the_defa
         run.stdout + run.stderr
     )
     assert lost_row(run.stdout, 1).endswith("LOST: stopped answering")
-    assert "rank 1: stopped answering: no heartbeat for 3" in run.stdout  # 30 s and a little
+    assert "rank 1: CRITICAL preflight.lost (drain): stopped answering: no heartbeat for 3" in run.stdout  # 30 s and a little
     assert lost_row(run.stdout, 0).endswith(" ok")
     assert took < 180
 
@@ -91,7 +91,7 @@ def test_a_rank_that_never_joins_is_named():
     out = outs[0][0]
     assert out.startswith("gpudash preflight · 3 ranks (srun, gloo) · FAILED on rank 2"), outs
     assert lost_row(out, 2).endswith("LOST: never joined") and lost_row(out, 1).endswith(" ok")
-    assert "rank 2: never joined: did not join within --wait 5 s" in out
+    assert "rank 2: CRITICAL preflight.lost (drain): never joined: did not join within --wait 5 s" in out
     assert outs[1][0] == ""  # one table
     assert time.monotonic() - began < 100
 

@@ -162,3 +162,23 @@ def test_fewer_devices_than_expected_fails_every_rank_of_that_node():
     assert run.returncode == 1, run.stdout + run.stderr
     assert "  rank 0: CRITICAL gpu.count (reboot): 0 of 1 expected GPUs present" in run.stdout
     assert "  rank 1: CRITICAL gpu.count (reboot): 0 of 1 expected GPUs present" in run.stdout
+
+
+def test_failures_are_remembered_per_gpu_uuid_by_one_rank_per_host(state_dir):
+    from types import SimpleNamespace
+
+    from gpudash.health.memory import remembered
+    from gpudash.models import Host
+    from gpudash.preflight.memory import remember_host, writer_for
+
+    ranks = [rank(0, host="a", rates={"bf16": 100.0}), rank(1, host="a", rates={"bf16": 40.0}),
+             rank(2, host="b", rates={"bf16": 100.0})]  # fmt: skip
+    found = assess(ranks)
+    doc = {"ranks": [{**r, "findings": found[r["rank"]]} for r in ranks]}
+    assert (writer_for(doc, "a"), writer_for(doc, "b"), writer_for(doc, "c")) == (0, 2, None)
+    machine = SimpleNamespace(host=Host(hostname="a"), replayed=False, devices=[])
+    assert remember_host(machine, doc, "a") == 1
+    assert remember_host(machine, doc, "a") == 1  # a second preflight: the same board seen twice
+    (failure,) = remembered(machine)["GPU-a-1"]
+    assert (failure.id, failure.severity, failure.count, failure.action) == ("preflight.speed", "CRITICAL", 2, "drain")
+    assert "GPU-a-0" not in remembered(machine)

@@ -86,6 +86,14 @@ def busbw_sweep(backend: str, results: dict[int, dict[str, Any]]) -> list[int]:
     return [16 * MIB, 256 * MIB, GIB] + ([16 * GIB] if min(memories, default=0) >= 48 * GIB else [])
 
 
+def _remember(machine, doc: dict[str, Any], hostname: str, rank: int) -> None:
+    """This host's failures per GPU UUID, written by one rank per host (preflight/memory.py)."""
+    from gpudash.preflight.memory import remember_host, writer_for
+
+    if writer_for(doc, hostname) == rank:
+        remember_host(machine, doc, hostname)
+
+
 def _say(world: World, text: str) -> None:
     print(f"gpudash preflight: rank {world.rank}/{world.world_size}: {text}", file=sys.stderr, flush=True)
 
@@ -111,6 +119,7 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
         finally:
             machine.close()
         alone = report(world, None, [result], limits=options.limits)
+        _remember(machine, alone, result["hostname"], world.rank)
         return alone, OK if alone["ok"] else FAILED
     return _distributed(world, options, work)
 
@@ -134,7 +143,8 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
             what = result["device"]["key"] if result["device"] else "no device"
             _say(world, f"joined ({world.launcher}, {backend}); checking {what}")
             try:
-                work(machine, device, result)
+                if not job.terminating.is_set():
+                    work(machine, device, result, stop=job.terminating)
             finally:
                 machine.close()
             if job.terminating.is_set():  # our own SIGTERM handler killed the children: their failures are ours
@@ -150,13 +160,16 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
                 for r, c in job.collect("collective", collective).items():
                     results[r]["collective"] = c
             _say(world, f"done in {time.monotonic() - started:.1f} s")
-            code = None if job.reporter() == world.rank else job.await_verdict()
-            if code is not None:
-                return None, code
+            verdict = None if job.reporter() == world.rank else job.await_verdict()
+            if verdict is not None:
+                if isinstance(verdict.get("doc"), dict):
+                    _remember(machine, verdict["doc"], result["hostname"], world.rank)
+                return None, int(verdict["code"])
             lost = [x.to_json() for x in job.lost.values()]
             doc = report(world, backend, list(results.values()), lost, options.limits)
             code = OK if doc["ok"] else FAILED
-            job.publish(code)
+            job.publish({"code": code, "doc": doc})
+            _remember(machine, doc, result["hostname"], world.rank)
             return doc, code
     except StoreLost:
         raise

@@ -15,7 +15,9 @@ from typing import Any
 from gpudash.preflight.store import Channel, Liveness
 
 POLL_S = 0.2
-TERM_GRACE_S = 3.0  # after SIGTERM: how long to wait for the other ranks' word before naming the silent ones
+# After SIGTERM: how long to wait for the other ranks' word before naming the silent ones. gpudash ends itself
+# 5 s after an exit signal (lifetime.UNWIND_LIMIT_S), so the grace and the table must fit in that.
+TERM_GRACE_S = 2.0
 
 NEVER_JOINED, STOPPED, EXITED, DIED, TERMINATED = "never joined", "stopped answering", "exited", "died", "terminated"
 
@@ -123,9 +125,10 @@ class Job:
         able = [r for r in self.everyone() if r not in self.lost or self.lost[r].state == TERMINATED]
         return min(able) if able else self.me
 
-    def publish(self, code: int) -> None:
-        """The reporter's exit code for every rank; the store's host waits (bounded) until each has read it."""
-        self.channel.put("verdict", code)
+    def publish(self, verdict: dict[str, Any]) -> None:
+        """The reporter's verdict ({"code", "doc"}) for every rank; the store's host waits (bounded) until each
+        has read it."""
+        self.channel.put("verdict", verdict)
         if not self.channel.hosting:
             return
         readers = [r for r in self.everyone() if r != self.me and r not in self.lost]
@@ -133,16 +136,17 @@ class Job:
         while time.monotonic() < deadline and self.channel.count("read") < len(readers):
             time.sleep(POLL_S)
 
-    def await_verdict(self) -> int | None:
-        """The reporter's exit code; None when this rank has become the reporter (the one before went quiet)."""
+    def await_verdict(self) -> dict[str, Any] | None:
+        """The reporter's verdict ({"code", "doc"}); None when this rank has become the reporter (the one before
+        went quiet)."""
         while True:
             if self.channel.has(["verdict"]):
-                code = int(self.channel.take("verdict"))
+                verdict = self.channel.take("verdict")
                 self.channel.count("read", 1)
-                return code
+                return verdict if isinstance(verdict, dict) else {"code": int(verdict)}
             if self.terminating.is_set():
                 self._say_terminated()
-                return None if self.reporter() == self.me else 1
+                return None if self.reporter() == self.me else {"code": 1}
             boss = self.reporter()
             if boss == self.me:
                 return None

@@ -171,6 +171,7 @@ def check_device(
     speed: bool = True,
     health_config=None,
     expect_gpus: int | None = None,
+    stop=None,
 ) -> None:
     """Probe and check the device, each task in the child-process runner with `timeout_s`; fills `result`."""
     from gpudash.measure import probe
@@ -178,20 +179,23 @@ def check_device(
 
     started = time.monotonic()
     if device is not None:
-        matrices = probe.probe_machine(machine, devices=[device], timeout_s=timeout_s, precisions=precisions)
+        matrices = probe.probe_machine(
+            machine, devices=[device], timeout_s=timeout_s, precisions=precisions, cancel=stop
+        )
         matrix = matrices.get(device.key)
         if matrix is not None:
             result["precisions"] = {p: _precision_entry(r) for p, r in matrix.results.items()}
-        if speed:
+        if speed and not (stop and stop.is_set()):
             measure_speed(device, result, timeout_s)
-        if checks:
+        if checks and not (stop and stop.is_set()):
             pm = make_plugin_manager(list(plugin_dirs), on_error=None)
             result["checks"] = [
                 {"plugin": c.plugin, "check": c.check, "status": c.status, "summary": c.summary}
                 for c in run_checks(machine, pm, timeout_s=timeout_s, devices=[device], on_error=None)
             ]
             result["plugin_errors"] = [f"{r.name}: {'; '.join(r.errors)}" for r in pm.records.values() if r.errors]
-    result["health"] = health_of(machine, device, health_config, expect_gpus)
+    if not (stop and stop.is_set()):  # `stop`: the launcher is ending the job (SIGTERM): no new child process
+        result["health"] = health_of(machine, device, health_config, expect_gpus)
     result["seconds"] = round(time.monotonic() - started, 2)
 
 
