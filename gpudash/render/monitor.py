@@ -46,6 +46,18 @@ def short_name(name: str) -> str:
     return name
 
 
+def short_cpu_name(name: str) -> str:
+    """ "Intel(R) Xeon(R) Platinum 8480+ CPU @ 2.00GHz" -> "Intel Xeon Platinum 8480+": the marks, the word CPU
+    or Processor at its end and the base clock say nothing a row needs (the detail view has the name as the OS gives it)."""
+    for mark in ("(R)", "(r)", "(TM)", "(tm)"):
+        name = name.replace(mark, "")
+    name = name.split(" @ ", 1)[0]
+    words = name.split()
+    if len(words) > 1 and words[-1] in ("CPU", "Processor"):
+        words.pop()
+    return " ".join(words) or name
+
+
 def clip(text: str, width: int) -> str:
     """At most `width` columns, with an ellipsis when cut."""
     if width <= 0:

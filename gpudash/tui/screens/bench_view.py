@@ -29,6 +29,7 @@ from textual_plotext import PlotextPlot
 
 from gpudash.render import axes
 from gpudash.render.bench import HEADER, PLUGIN_HEADER, bandwidth_line, mamf_lines, plugin_rows, precision_rows
+from gpudash.render.column_fit import dropped_marker, fit_columns
 from gpudash.render.groups import DeviceGroup, group_devices
 from gpudash.tui.widgets.plain_table import PlainTable
 
@@ -44,6 +45,8 @@ PRECISION_GROUPS = (
     ("8-bit and below", ("fp8_e4m3", "fp8_e5m2", "int8", "fp4")),
 )
 SERIES_COLOURS = ("accent", "primary", "warning", "success")  # theme variables, one per line of a group
+# At narrow widths the precision table leaves out whole columns in this order (docs/cli.md), never a cut figure.
+NARROW_DROP = ("latency ms (p10-p90)", "median", "at shape", "efficiency", "vs fp32", "% of MAMF")
 REPLAYED_RUN_OFF = "Run is off: a replayed machine is never measured (its devices are elsewhere); spec peaks only"
 
 
@@ -155,6 +158,9 @@ class BenchView(Vertical):
         self.groups = device_groups(app)
         self.group: DeviceGroup | None = self.groups[0] if self.groups else None
         self.precision: str | None = None  # the highlighted row: its group of precisions is drawn over size
+        self._dropped: list[str] = []  # the precision table's columns left out at this width
+        self._dropped_cells: dict[str, list[tuple[str, str]]] = {}
+        self._notes = ""
         self.runs: list[tuple[str, BenchDoc]] = []  # earlier runs, newest first
         self.baseline: tuple[str, BenchDoc] | None = None
         self.running = False
@@ -210,7 +216,7 @@ class BenchView(Vertical):
         found = known(self.app.session)
         if found.spec is not None:  # a replayed machine: nothing ran, the spec peaks are labelled
             self.show(found.spec, "replayed: not run, spec peaks shown")
-            self._status("replayed: never measured; peaks from the tables, with their provenance · Run is off")
+            self._status("replayed: spec peaks only, never measured · Run is off")
             return
         self.runs = found.runs
         if self.runs:
@@ -245,7 +251,12 @@ class BenchView(Vertical):
             notes.append(bandwidth_line(dev))
             notes += precision_rows(dev)[1] + mamf_lines(dev) + [f"note: {n}" for n in dev.get("notes") or []]
             notes += [f"plugin benchmark {line}" for line in not_measured]
-        self.query_one("#bench-notes", Static).update("\n".join(notes) or "select an earlier run (enter) to compare")
+        self._notes = "\n".join(notes) or "select an earlier run (enter) to compare"
+        self._show_notes()
+
+    def _show_notes(self) -> None:
+        dropped = self.dropped_text()
+        self.query_one("#bench-notes", Static).update(f"{dropped}\n{self._notes}" if dropped else self._notes)
 
     def _fill_plugins(self, dev: dict[str, Any] | None) -> list[str]:
         """The plugin benchmarks that measured, in their table; returns a line for each that did not."""
@@ -291,26 +302,26 @@ class BenchView(Vertical):
         if event.data_table.id == "bench-table" and event.row_key is not None and event.row_key.value:
             before = precision_group(self.precision)[1]
             self.precision = str(event.row_key.value)
+            self._show_notes()
             if precision_group(self.precision)[1] != before:  # only a new group changes the chart
                 self._show_lines(self._shown_entry(self.current))
 
     def _fill_table(self, dev: dict[str, Any] | None) -> None:
         table = self.query_one("#bench-table", DataTable)
         table.clear(columns=True)
+        self._table_dev = dev
         baseline = self.baseline
         compare = _device_entry(baseline[1], self.device_key) if baseline else None
-        extra = [f"vs {baseline[0]}"] if baseline and compare is not None else []
+        header = list(HEADER)
+        if baseline and compare is not None:
+            header.append(f"vs {baseline[0]}")
         spread = self._spread()
         if spread and self.group is not None:
-            extra.append(f"best across {self.group.key}")
-        for name in HEADER + extra:
-            table.add_column(name, key=name)
-        if dev is None:
-            return
-        rows, _ = precision_rows(dev)
+            header.append(f"best across {self.group.key}")
+        rows: list[list[str]] = []
         before = (compare or {}).get("peak_gflops_by_precision") or {}
-        now = dev.get("peak_gflops_by_precision") or {}
-        for row in rows:
+        now = (dev or {}).get("peak_gflops_by_precision") or {}
+        for row in precision_rows(dev)[0] if dev is not None else []:
             p = row[0]
             if compare is not None:
                 ratio = now[p] / before[p] if now.get(p) and before.get(p) else None
@@ -318,7 +329,34 @@ class BenchView(Vertical):
             if spread:
                 low, high, n = spread.get(p, (None, None, 0))
                 row = row + ["–" if low is None else f"{low:,.1f}–{high:,.1f} ({n})"]
-            table.add_row(*(Text(c) for c in row), key=p)
+            rows.append(row)
+        # Too narrow for every column: whole columns go, in NARROW_DROP's order, never a cut figure; the
+        # last column names how many went, and the highlighted precision's dropped cells are in the notes.
+        width = (table.size.width or self.size.width or 80) - 2  # the vertical scrollbar
+        kept, self._dropped = fit_columns(header, rows, width, NARROW_DROP, marker=6)
+        for i in kept:
+            table.add_column(header[i], key=header[i])
+        if self._dropped:
+            table.add_column(dropped_marker(self._dropped), key="dropped")
+        self._dropped_cells = {row[0]: [(h, row[header.index(h)]) for h in self._dropped] for row in rows}
+        for row in rows:
+            cells = [Text(row[i]) for i in kept] + ([Text("")] if self._dropped else [])
+            table.add_row(*cells, key=row[0])
+
+    def dropped_text(self) -> str:
+        """The highlighted precision's cells of the columns left out at this width (empty when none were)."""
+        cells = self._dropped_cells.get(self.precision or "", [])
+        if not cells:
+            return ""
+        return f"{self.precision}: " + " · ".join(f"{h} {v}" for h, v in cells)
+
+    def on_resize(self) -> None:
+        if self.is_mounted and hasattr(self, "_table_dev"):
+            table = self.query_one("#bench-table", DataTable)
+            row = table.cursor_row
+            self._fill_table(self._table_dev)
+            table.move_cursor(row=row)
+            self._show_notes()
 
     def _fill_history(self) -> None:
         table = self.query_one("#bench-history", DataTable)

@@ -26,6 +26,7 @@ from textual.widgets import Button, DataTable, Static
 
 from gpudash.plain_text import one_line
 from gpudash.render.check_groups import CheckLine, check_lines, describe_line, severity_tally
+from gpudash.render.short_forms import at_word, without_aside
 from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
@@ -115,14 +116,29 @@ class ChecksView(Vertical):
         self.lines = check_lines(self.results, self.health, [d.key for d in self.app.machine.devices])
         table.clear(columns=True)  # the columns too: their widths follow the lines shown now, folded or not
         table.add_columns(*COLUMNS)
+        room = self._summary_room()
         for index, line in enumerate(self.lines):
             severity = Text(line.severity or "n/a", style=SEVERITY_STYLE.get(line.severity or "", "dim"))
             action = Text("" if line.action == "none" else line.action, style="bold")
-            summary = Text(one_line(line.summary, SUMMARY_CHARS), style="dim" if line.folded else "")
+            # Ends at a word where the table is narrow (the detail below has it whole), never cut mid-word.
+            summary = Text(at_word(one_line(line.summary, SUMMARY_CHARS), room), style="dim" if line.folded else "")
             table.add_row(line.device, severity, line.name, action, summary, key=str(index))
         if self.lines:
             table.move_cursor(row=min(row, len(self.lines) - 1))
             self._show_detail(table.cursor_row)
+
+    def _summary_room(self) -> int:
+        """Columns left for the summary once the others (and each cell's padding, the scrollbar) are drawn."""
+        widths = [len(COLUMNS[0]), len(COLUMNS[1]), len(COLUMNS[2]), len(COLUMNS[3])]
+        for line in self.lines:
+            for i, cell in enumerate((line.device, line.severity or "n/a", line.name, line.action)):
+                widths[i] = max(widths[i], len("" if cell == "none" else cell))
+        width = self.query_one(DataTable).size.width or self.size.width or 80
+        return max(len(COLUMNS[4]), width - sum(w + 2 for w in widths) - 4)
+
+    def on_resize(self) -> None:
+        if self.is_mounted and self.lines:
+            self._show_lines()
 
     def _finished(self, errors: list[dict[str, object]], health: list[HealthResult], failure: str | None) -> None:
         self.running = False
@@ -134,7 +150,9 @@ class ChecksView(Vertical):
             return
         broken = f" · {len(errors)} plugin(s) with load errors (see Plugins)" if errors else ""
         found = severity_tally(self.lines) or "no checks registered"
-        self._status(f"{self.app.machine.label} · {found}{broken} · R runs again")
+        # The label's aside (a replay's origin) is in the line above every view: left out here, so the tally
+        # is never the part cut off.
+        self._status(f"{without_aside(self.app.machine.label)} · {found}{broken} · R runs again")
 
     # Showing -------------------------------------------------------------------------------------
 

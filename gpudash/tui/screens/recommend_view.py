@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Button, DataTable, Input, Static
 
+from gpudash.render.short_forms import at_word, without_aside
 from gpudash.tui.widgets.plain_table import PlainTable
 
 if TYPE_CHECKING:
@@ -27,6 +28,11 @@ def _shown(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return "n/a" if value is None else str(value)
+
+
+# From this width the TOML preview stands beside the settings; below, the settings take the width (x writes
+# the file, whose text the preview shows).
+PREVIEW_AT = 110
 
 
 class RecommendView(Vertical):
@@ -59,7 +65,6 @@ class RecommendView(Vertical):
             yield Button("Measure (R)", id="rec-measure", compact=True)
 
     def on_mount(self) -> None:
-        self.query_one(DataTable).add_columns("setting", "value", "provenance")
         self.recompute("none")
 
     # Computing -----------------------------------------------------------------------------------
@@ -89,14 +94,40 @@ class RecommendView(Vertical):
         settings = gathered.settings
         head = settings.header
         how = "spec facts only (press R to measure)" if bench == "none" else f"measured ({bench})"
-        self._status(f"{head['device']} ({head['device_key']}, {self.app.machine.label}) · {how}")
-        table = self.query_one(DataTable)
-        table.clear()
-        for dotted, setting in settings.items():
-            table.add_row(dotted, _shown(setting.value), setting.provenance, key=dotted)
+        # The machine label's aside (a replay's origin) is in the line above every view.
+        self._status(f"{head['device']} ({head['device_key']}, {without_aside(self.app.machine.label)}) · {how}")
+        self._fill_table()
         self.query_one("#rec-preview", Static).update(render(settings, "toml"))
         if settings.sections:
             self._show_reason(next(iter(settings.items()))[0])
+
+    def _fill_table(self) -> None:
+        """Setting, provenance, value: the value last, ending at a word where it is wider than the room left
+        (the line below then shows it whole), never cut mid-word at the table's edge ("bf16-mix")."""
+        if self.gathered is None:
+            return
+        width = self.size.width or self.app.size.width
+        self.query_one("#rec-preview-box").display = width >= PREVIEW_AT  # else the table would cut values
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear(columns=True)
+        table.add_columns("setting", "provenance", "value")
+        rows = [
+            (dotted, setting.provenance, str(_shown(setting.value)))
+            for dotted, setting in self.gathered.settings.items()
+        ]
+        widths = [max([len(title)] + [len(r[i]) for r in rows]) for i, title in enumerate(("setting", "provenance"))]
+        table_width = width - 2 if width < PREVIEW_AT else (width - 2) * 3 // 5  # padding; #rec-table's 3fr of 5
+        room = max(len("value"), table_width - sum(w + 2 for w in widths) - 2 - 2)  # cell padding, scrollbar
+        self._cut = {dotted for dotted, _, value in rows if len(value) > room}
+        for dotted, provenance, value in rows:
+            table.add_row(dotted, provenance, at_word(value, room), key=dotted)
+        if rows:
+            table.move_cursor(row=min(row, len(rows) - 1))
+
+    def on_resize(self) -> None:
+        if self.gathered is not None:
+            self._fill_table()
 
     def _show_reason(self, dotted: str) -> None:
         if self.gathered is None:
@@ -105,7 +136,8 @@ class RecommendView(Vertical):
             setting = self.gathered.settings.get(dotted)
         except KeyError:
             return
-        self.query_one("#rec-reason", Static).update(f"{dotted} [{setting.provenance}]: {setting.reason}")
+        whole = f" = {_shown(setting.value)}" if dotted in getattr(self, "_cut", ()) else ""  # cut in the table
+        self.query_one("#rec-reason", Static).update(f"{dotted}{whole} [{setting.provenance}]: {setting.reason}")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value:

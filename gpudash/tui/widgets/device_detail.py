@@ -8,6 +8,7 @@ each with the driver's reason where it is n/a.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,6 @@ from gpudash.info import device_status
 from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
-from gpudash.render import monitor
 from gpudash.render.device_health import health_detail
 from gpudash.render.na_reasons import na_reason
 from gpudash.tui.widgets.device_card import DeviceCard, missing_reason
@@ -144,6 +144,29 @@ def field_rows(device: DeviceInfo, sample: Sample | None, runtime: Runtime) -> l
     return rows
 
 
+def wrapped_rows(rows: list[tuple[str, str, str]], value_w: int, why_w: int) -> list[tuple[str, list[Text]]]:
+    """The field rows as table lines: a value or reason wider than its column wraps onto lines of its own
+    under it (at spaces; a UUID without spaces is broken, every character kept), never cut: "not reported
+    by repl…" hid which source was meant."""
+    lines: list[tuple[str, list[Text]]] = []
+    for label, value, why in rows:
+        values = textwrap.wrap(value, value_w, break_on_hyphens=False) or [""]
+        whys = textwrap.wrap(why, why_w, break_on_hyphens=False) or [""]
+        for i in range(max(len(values), len(whys))):
+            part = values[i] if i < len(values) else ""
+            lines.append(
+                (
+                    label if i == 0 else f"{label}\x00{i}",  # continuation lines: keys of their own
+                    [
+                        Text(" " + (label if i == 0 else ""), style="bold"),
+                        Text(" " + part, style="dim italic" if value == fmt.NA else ""),
+                        Text(" " + (whys[i] if i < len(whys) else ""), style="dim"),
+                    ],
+                )
+            )
+    return lines
+
+
 class DeviceDetail(VerticalScroll):
     """The detail of one device; `show_device` picks which, `show_sample` keeps it live."""
 
@@ -215,27 +238,15 @@ class DeviceDetail(VerticalScroll):
         rows = field_rows(self.device, sample, runtime)
         width = max(20, (self.size.width or 80) - 2)
         label_w = max(len(r[0]) for r in rows)
-        value_w = min(max(len(r[1]) for r in rows), 64, max(12, width - label_w - 24))
+        longest_why = max(len(r[2]) for r in rows)  # often none: the values then take the room
+        value_w = min(max(len(r[1]) for r in rows), 64, max(12, width - label_w - 3 - min(longest_why, 24)))
         why_w = max(10, width - label_w - value_w - 3)
         columns = [
             LiveColumn("field", Text(" FIELD", style="bold"), label_w + 1),
             LiveColumn("value", Text(" VALUE", style="bold"), value_w + 1),
             LiveColumn("why", Text(" WHY N/A", style="bold"), why_w + 1),
         ]
-        table.show(
-            columns,
-            [
-                (
-                    label,
-                    [
-                        Text(" " + label, style="bold"),
-                        Text(" " + monitor.clip(value, value_w), style="dim italic" if value == fmt.NA else ""),
-                        Text(" " + monitor.clip(why, why_w), style="dim"),
-                    ],
-                )
-                for label, value, why in rows
-            ],
-        )
+        table.show(columns, wrapped_rows(rows, value_w, why_w))
 
     def action_step(self, step: int) -> None:
         self.post_message(StepDevice(step))

@@ -166,7 +166,12 @@ class DeviceTable(LiveTable):
         return rows
 
     def _spare(self, fields: Sequence[Field], rows: Sequence[Row], width: int, scrolling: bool) -> int:
-        return width - sum(w + 1 for w in self._widths(fields, rows, width, scrolling).values()) - int(scrolling)
+        """Columns left once every column has its widest cell, the name whole (negative: the name would be
+        cut, so the bars give their room back first)."""
+        widths = self._widths(fields, rows, width, scrolling)
+        index = next(i for i, f in enumerate(fields) if f.key == "name")
+        widths["name"] = max([8] + [cells[index].cell_len for _, cells in rows if index < len(cells)])
+        return width - sum(w + 1 for w in widths.values()) - int(scrolling)
 
     def _row_count(self) -> int:
         return sum(1 + len((s.mig_instances if (s := self.samples.get(d.key)) else None) or []) for d in self.devices)
@@ -181,7 +186,7 @@ class DeviceTable(LiveTable):
     ) -> list[Text]:
         p = self.palette
         status, reason = device_status(device, sample)
-        name = Text(device.name if device.vendor == "cpu" else monitor.short_name(device.name))
+        name = Text(monitor.short_cpu_name(device.name) if device.vendor == "cpu" else monitor.short_name(device.name))
         label = Text(self.labels.get(device.key, str(device.index)), style=p.label)
         mark = health_mark(self.health.get(device.key), p)
         if status == LOST:

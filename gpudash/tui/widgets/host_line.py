@@ -15,6 +15,8 @@ from gpudash.render import monitor
 from gpudash.render.formatting import NA
 from gpudash.tui.widgets.bars import Palette, bar, level_style
 
+# Its short form where the whole sentence does not fit (docs/cli.md, "The dashboard on a narrow terminal").
+REPLAYED_SHORT = "host load not recorded (replayed)"
 WIDE_AT = 110  # from here the CPU and memory figures get bars
 
 
@@ -54,7 +56,9 @@ class HostLine(Static):
         p = self._palette
         head = Text.assemble(("host ", p.track), (self.hostname, p.label))
         if self.replayed:
-            self._set(Text.assemble(head, (" │ " + REPLAYED_NO_HOST_LOAD, p.muted)))
+            room = (self.size.width or 80) - head.cell_len - 3
+            words = REPLAYED_NO_HOST_LOAD if len(REPLAYED_NO_HOST_LOAD) <= room else REPLAYED_SHORT
+            self._set(Text.assemble(head, (" │ " + words, p.muted)))
             return
         if load is None:
             self._set(Text.assemble(head, ("  reading…", p.muted)))
