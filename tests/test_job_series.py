@@ -190,3 +190,17 @@ def test_a_bad_bound_is_one_line_naming_the_key(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "serve.max_job_series" in done.stderr
     assert "expected a value from 1 to 100000" in done.stderr
+
+
+def test_a_scrape_reads_each_device_once_however_many_families_use_it():
+    """Telemetry, MIG instances, idle and job series share the scrape's reading (Scrape.sample)."""
+    machine = discover(replay=str(DGX), include_torch=False)
+    reads: list[str] = []
+    for key, reader in list(machine.samplers.items()):
+        machine.samplers[key] = lambda key=key, reader=reader: reads.append(key) or reader()
+    registry, _ = registry_for(machine, defaults(), job_labels=True)
+    generate_latest(registry)
+    reads.clear()
+    text = generate_latest(registry).decode()
+    assert sorted(reads) == sorted(d.key for d in machine.devices)  # 8 GPUs, one reading each (was 16)
+    assert "gpudash_mig_instance_info" in text and "gpudash_device_allocated_idle" in text

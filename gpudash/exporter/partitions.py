@@ -48,11 +48,10 @@ def mig_families(scrape: Scrape) -> list[Family]:
     used = Family("gpudash_mig_memory_used_bytes", "Memory in use on the MIG instance, bytes")
     total = Family("gpudash_mig_memory_total_bytes", "Memory of the MIG instance, bytes")
     sms = Family("gpudash_mig_multiprocessors", "Streaming multiprocessors of the MIG instance")
-    machine = scrape.machine
     for device in scrape.devices:
         if device.vendor != "nvidia":
             continue
-        sample = machine.sample(device)
+        sample = scrape.sample(device)  # the reading telemetry took, not a second one
         for instance in sample.mig_instances or []:
             labels = mig_labels(scrape.with_labels(device), instance)
             extra = {"mig_uuid": instance.uuid or "", "compute_instance_id": instance.compute_instance_id}
