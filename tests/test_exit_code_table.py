@@ -220,6 +220,30 @@ def fleet_up(e: Env) -> int:
         return e.run("fleet", "--hosts", url, "--timeout", "10")
 
 
+def fleet_lost_gpu(e: Env) -> int:
+    from health_snapshots import faulty_replay  # the 8-GPU example with GPU 3 lost
+
+    with gpudash_serve("--replay", str(faulty_replay(e.tmp)), env=e.env) as (url, _):
+        return e.run("fleet", "--hosts", url, "--timeout", "10")
+
+
+def fleet_fewer_gpus(e: Env) -> int:
+    with gpudash_serve("--replay", H100, env=e.env) as (url, _):
+        return e.run("fleet", "--hosts", url, "--timeout", "10", "--expect-gpus", "2")
+
+
+def fleet_no_device_series(e: Env) -> int:
+    from servers import exposition_server
+
+    with exposition_server("# TYPE node_load1 gauge\nnode_load1 0.25\n") as (url, _):
+        return e.run("fleet", "--hosts", url, "--timeout", "10")
+
+
+def fleet_bad_hostfile_column(e: Env) -> int:
+    (e.tmp / "hosts").write_text("127.0.0.1:9483 eight\n")
+    return e.run("fleet", "--hostfile", str(e.tmp / "hosts"))
+
+
 def serve_listen_busy(e: Env) -> int:
     with busy_port() as port:
         return e.run("--replay", H100, "serve", "--listen", f"127.0.0.1:{port}")
@@ -303,8 +327,16 @@ CASES: dict[tuple[str, str], list[tuple[Callable[[Env], int], int]]] = {
         (lambda e: e.run("--replay", H100, "serve", "--textfile", "/sys/kernel/gpudash.prom"), 3),
     ],
     ("fleet", "0"): [(fleet_up, 0)],
-    ("fleet", "1"): [(lambda e: e.run("fleet", "--hosts", f"127.0.0.1:{closed_port()}", "--timeout", "2"), 1)],
-    ("fleet", "2"): [(lambda e: e.run("fleet", "--hosts", "127.0.0.1:9483", "--concurrency", "0"), 2)],
+    ("fleet", "1"): [
+        (lambda e: e.run("fleet", "--hosts", f"127.0.0.1:{closed_port()}", "--timeout", "2"), 1),
+        (fleet_lost_gpu, 1),
+        (fleet_fewer_gpus, 1),
+        (fleet_no_device_series, 1),
+    ],
+    ("fleet", "2"): [
+        (lambda e: e.run("fleet", "--hosts", "127.0.0.1:9483", "--concurrency", "0"), 2),
+        (fleet_bad_hostfile_column, 2),
+    ],
     ("fleet", "3"): [
         (lambda e: e.run("fleet", "--prometheus", f"http://127.0.0.1:{closed_port()}", "--timeout", "2"), 3)
     ],

@@ -53,7 +53,15 @@ def test_fleet_json_and_drill_down(two_nodes, capsys):
     assert main(["fleet", "--hosts", ",".join(two_nodes), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert problems("fleet", doc) == []  # gpudash/contracts/fleet.schema.json
-    assert doc["summary"] == {"hosts": 2, "up": 2, "stale": 0, "unreachable": 0, "devices": 9}
+    assert doc["summary"] == {
+        "hosts": 2,
+        "up": 2,
+        "degraded": 0,
+        "empty": 0,
+        "stale": 0,
+        "unreachable": 0,
+        "devices": 9,
+    }
     a = next(h for h in doc["hosts"] if h["host"] == "node-a")
     gpu = a["devices"][3]
     assert gpu["id"] == "nvidia:3" and gpu["uuid"].startswith("GPU-") and gpu["sources"] == ["gpudash"]

@@ -115,7 +115,7 @@ def test_fleet_reads_prometheus_with_a_dead_target_and_history(tmp_path, capsys)
         doc = json.loads(capsys.readouterr().out)
         hosts = {h["host"]: h for h in doc["hosts"]}
         assert doc["source"] == {"kind": "prometheus", "url": base}
-        assert hosts["node-a"]["status"] == "up" and len(hosts["node-a"]["devices"]) == 8
+        assert hosts["node-a"]["status"] == "up" and hosts["node-a"]["gpus"] == 8  # and 4 MIG instances' rows
         gpu = hosts["node-a"]["devices"][0]
         assert sorted(gpu["sources"]) == ["dcgm", "gpudash"] and gpu["utilization_ratio"] == 0.75
         assert gpu["amp_dtype"] == "bfloat16"

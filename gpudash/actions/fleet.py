@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from gpudash.errors import UsageError
 from gpudash.fleet.interval import refresh_interval
 from gpudash.fleet.model import UP, FleetRound, Host
+from gpudash.fleet.targets import MAX_GPUS
 from gpudash.history import FixedRing
 
 STALE_ROUNDS = 3  # a host that missed this many rounds' worth of time is unreachable, no longer stale
@@ -36,6 +37,7 @@ class FleetSpec:
     memory_budget_mib: int = 256  # direct scraping: what all answers in flight may hold together
     max_hosts_per_target: int = 64
     max_devices_per_target: int = 1024
+    expect_gpus: int | None = None  # GPUs each host should have, where its hostfile line does not say
 
     @property
     def configured(self) -> bool:
@@ -65,6 +67,7 @@ def spec_from(config: dict[str, Any], **options: Any) -> FleetSpec:
         memory_budget_mib=conf["memory_budget_mib"],
         max_hosts_per_target=conf["max_hosts_per_target"],
         max_devices_per_target=conf["max_devices_per_target"],
+        expect_gpus=options.get("expect_gpus"),
     )
     if spec.prometheus and (spec.hosts or spec.hostfile):
         raise UsageError("--prometheus reads the fleet from Prometheus: leave out --hosts/--hostfile (or the reverse)")
@@ -83,6 +86,9 @@ def _check_given(options: dict[str, Any]) -> None:
     ca_file = options.get("ca_file")
     if ca_file is not None:
         _check_ca_file(ca_file)
+    gpus = options.get("expect_gpus")
+    if gpus is not None and not 0 <= gpus <= MAX_GPUS:
+        raise UsageError(f"--expect-gpus: expected a count from 0 to {MAX_GPUS}, got {gpus}")
 
 
 def _check_ca_file(path: str) -> None:
@@ -108,7 +114,10 @@ def open_source(spec: FleetSpec) -> tuple[Source, int]:
 
         parse_target(spec.prometheus, "--prometheus")  # one clear line for a malformed URL
         url = spec.prometheus if "://" in spec.prometheus else f"http://{spec.prometheus}"
-        return PrometheusSource(url, timeout_s=spec.timeout_s, ca_file=spec.ca_file, history_s=spec.history_s), 0
+        source = PrometheusSource(
+            url, timeout_s=spec.timeout_s, ca_file=spec.ca_file, history_s=spec.history_s, expect_gpus=spec.expect_gpus
+        )
+        return source, 0
     if not (spec.hosts or spec.hostfile):
         raise UsageError(
             "no fleet to show: pass --prometheus URL, --hosts HOST:PORT,... or --hostfile FILE "
@@ -131,6 +140,7 @@ def open_source(spec: FleetSpec) -> tuple[Source, int]:
         memory_budget_bytes=spec.memory_budget_mib * 2**20,
         max_hosts_per_target=spec.max_hosts_per_target,
         max_devices_per_target=spec.max_devices_per_target,
+        expect_gpus=spec.expect_gpus,
     )
     return scraper, len(targets)
 
@@ -157,6 +167,7 @@ def one_round(spec: FleetSpec, host: str | None = None) -> tuple[FleetRound, Hos
 
 
 def healthy(fleet: FleetRound) -> bool:
+    """Every host up: answering, with its GPUs (none lost, none missing) or expected to have none."""
     return all(h.status == UP for h in fleet.hosts)
 
 

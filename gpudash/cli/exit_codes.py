@@ -54,8 +54,12 @@ BY_COMMAND: dict[str, tuple[tuple[str, str], ...]] = {
         ("3", "cannot listen (address in use, not permitted) or write the textfile"),
     ),
     "fleet": (
-        ("0", "every host is up"),
-        ("1", "a host is stale or unreachable"),
+        ("0", "every host is up (answering, with its GPUs, none lost)"),
+        (
+            "1",
+            "a host is stale or unreachable, degraded (a lost GPU, fewer GPUs than expected) or empty (no device "
+            "series, not expected to have none)",
+        ),
         ("2", "bad option, config or hostfile"),
         ("3", "Prometheus cannot be read (no answer, or not Prometheus's API): there is no fleet to show"),
     ),

@@ -28,7 +28,11 @@ def add_parser(subparsers, parents) -> None:
         action="append",
         help="scrape these endpoints (gpudash serve :9483, dcgm-exporter :9400, AMD :5000, or URLs); repeatable",
     )
-    p.add_argument("--hostfile", metavar="FILE", help="scrape the endpoints listed in FILE, one per line")
+    p.add_argument(
+        "--hostfile",
+        metavar="FILE",
+        help="scrape the endpoints listed in FILE, one per line, each optionally followed by the GPUs it should have",
+    )
     p.add_argument("--host", metavar="NAME", help="drill down into one host: its devices, error and history")
     p.add_argument("--json", action="store_true", help="print the fleet JSON document instead of a table")
     p.add_argument(
@@ -36,6 +40,13 @@ def add_parser(subparsers, parents) -> None:
     )
     p.add_argument("--concurrency", metavar="N", type=int, help="requests at once, 1 to 128 (default 128)")
     p.add_argument("--ca-file", metavar="FILE", help="trust this CA (PEM) for https endpoints or Prometheus")
+    p.add_argument(
+        "--expect-gpus",
+        metavar="N",
+        type=int,
+        help="GPUs each host should have; fewer, or a lost one, is degraded (exit 1); 0: hosts without GPUs are "
+        "up. A hostfile line's second column says it for that host",
+    )
     p.set_defaults(func=run)
 
 
@@ -52,6 +63,7 @@ def run(ctx) -> int:
         timeout_s=args.timeout,
         concurrency=args.concurrency,
         ca_file=args.ca_file,
+        expect_gpus=args.expect_gpus,
     )
     fleet, host = action.one_round(spec, args.host)
     if args.json:

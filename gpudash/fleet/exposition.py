@@ -21,8 +21,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpudash.fleet.model import Device
+from gpudash.fleet.model import Device, Host
 from gpudash.fleet.series import WANTED, Series, describe, plausible
+from gpudash.health.catalog import SEVERITIES
 from gpudash.plain_text import one_line
 
 Sample = tuple[Series, float]
@@ -139,13 +140,14 @@ def group_by_host(samples: Iterable[Sample], default_host: str) -> dict[str, lis
     return hosts
 
 
-def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> tuple[list[Device], bool]:
-    """One host's samples as devices (every exporter's view of a GPU merged), and whether gpudash said the
-    data is replayed from a snapshot rather than this host's hardware. `origin`: the target each sample came
-    from, by id(sample), listed in each device's `targets`."""
+def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | None = None) -> None:
+    """Fill `host` from its samples: its devices (every exporter's view of a GPU merged), whether gpudash said
+    the data is replayed from a snapshot rather than this host's hardware, and the machine's own health checks.
+    `origin`: the target each sample came from, by id(sample), listed in each device's `targets`."""
     found: dict[str, Device] = {}
     extra: dict[str, dict[str, float]] = {}
     replayed = False
+    host_checks: dict[str, str] = {}
     for sample in samples:
         series, value = sample
         name, labels = series.name, series.labels
@@ -154,6 +156,8 @@ def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> 
             continue
         ident = series.device
         if ident is None:
+            if name == "gpudash_health_check_status" and labels.get("device_key") == "host":
+                _health(host_checks, labels, value)
             continue
         device = found.get(ident.key)
         if device is None:
@@ -177,6 +181,10 @@ def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> 
                 extra.setdefault(ident.key, {})[reading.field] = scaled
             elif getattr(device, reading.field) is None or reading.source != "gpudash":
                 setattr(device, reading.field, scaled)  # a vendor exporter's reading wins
+        elif name == "gpudash_device_lost":
+            device.lost = bool(device.lost) or value == 1
+        elif name == "gpudash_health_check_status":
+            _health(device.health_checks, labels, value)
         elif name == "gpudash_precision_verified" and labels.get("precision"):
             device.verified[labels["precision"]] = value == 1
         elif name == "gpudash_recommendation_info":
@@ -192,7 +200,7 @@ def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> 
             device.memory_total_bytes = (
                 device.memory_used_bytes + parts["memory_free_bytes"] + parts.get("memory_reserved_bytes", 0.0)
             )
-    ordered = sorted(
+    host.devices = sorted(
         found.values(),
         key=lambda d: (
             d.vendor == "cpu",
@@ -201,7 +209,14 @@ def devices(samples: Iterable[Sample], origin: dict[int, str] | None = None) -> 
             (-1, "") if d.mig_instance is None else _number(d.mig_instance),
         ),
     )  # a GPU's MIG instances right after it
-    return ordered, replayed
+    host.replayed, host.host_checks = replayed, host_checks
+
+
+def _health(checks: dict[str, str], labels: dict[str, str], value: float) -> None:
+    """gpudash_health_check_status is an enum: the series of the result's severity has the value 1."""
+    check, severity = labels.get("check_id"), labels.get("severity")
+    if value == 1 and check and severity in SEVERITIES:
+        checks[check] = severity
 
 
 def _number(text: str) -> tuple[int, str]:

@@ -6,8 +6,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudash.health.catalog import worst
+
 UP, STALE, UNREACHABLE = "up", "stale", "unreachable"
-STATUSES = (UP, STALE, UNREACHABLE)
+# An answering host that is not well: a lost GPU or fewer GPUs than expected (degraded), or an endpoint that
+# serves no device series where some were expected (empty: a wrong port, another program's /metrics).
+DEGRADED, EMPTY = "degraded", "empty"
+STATUSES = (UP, DEGRADED, EMPTY, STALE, UNREACHABLE)
 FLEET_VERSION = 1
 
 
@@ -33,6 +38,13 @@ class Device:
     history: list[tuple[float, float]] = field(default_factory=list)  # (unix seconds, utilisation 0-1)
     mig_instance: str | None = None  # a MIG instance's GPU_I_ID: a row under its GPU (id "nvidia:0/mig2")
     mig_profile: str | None = None  # its GPU_I_PROFILE
+    lost: bool | None = None  # gpudash_device_lost: the driver can no longer reach it (None: not said)
+    health_checks: dict[str, str] = field(default_factory=dict)  # check ID -> severity (gpudash_health_check_status)
+
+    @property
+    def health(self) -> str | None:
+        """Its worst health severity (CRITICAL, WARN, UNKNOWN, OK), None where no check was published."""
+        return worst(self.health_checks.values())
 
     @property
     def gpu_id(self) -> str:
@@ -57,6 +69,9 @@ class Device:
             "sources": list(self.sources),
             "targets": list(self.targets),
             "history": [[t, v] for t, v in self.history],
+            "lost": self.lost,
+            "health": self.health,
+            "health_findings": {k: v for k, v in sorted(self.health_checks.items()) if v != "OK"},
             "mig": None
             if self.mig_instance is None
             else {"gpu_instance_id": self.mig_instance, "profile": self.mig_profile, "gpu": self.gpu_id},
@@ -72,6 +87,19 @@ class Host:
     last_seen: float | None = None  # unix seconds of the newest data
     replayed: bool = False  # a gpudash serving a snapshot, not this host's hardware
     devices: list[Device] = field(default_factory=list)
+    expected_gpus: int | None = None  # --expect-gpus or the hostfile's column; None: not said
+    host_checks: dict[str, str] = field(default_factory=dict)  # the machine's own checks (device_key="host")
+    problems: list[str] = field(default_factory=list)  # why an answering host is degraded or empty
+
+    @property
+    def gpus(self) -> int:
+        """GPUs it described (MIG instances and CPUs not counted)."""
+        return sum(1 for d in self.devices if d.vendor != "cpu" and d.mig_instance is None)
+
+    @property
+    def health(self) -> str | None:
+        """The worst health severity of its devices and its own checks."""
+        return worst([*self.host_checks.values(), *(d.health for d in self.devices)])
 
     def to_json(self, now: float) -> dict[str, Any]:
         return {
@@ -83,6 +111,10 @@ class Host:
             "age_s": None if self.last_seen is None else round(max(0.0, now - self.last_seen), 3),
             "replayed": self.replayed,
             "devices": [d.to_json() for d in self.devices],
+            "gpus": self.gpus,
+            "expected_gpus": self.expected_gpus,
+            "health": self.health,
+            "problems": list(self.problems),
         }
 
 

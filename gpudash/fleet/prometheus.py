@@ -27,9 +27,11 @@ from gpudash.fleet.fetch import FetchError, fetch
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
 from gpudash.fleet.series import WANTED, describe, hostname, plausible
+from gpudash.fleet.verdict import judge
 from gpudash.plain_text import one_line
 
 STALE_INTERVALS = 3
+ENUM = "gpudash_health_check_status"
 
 
 def _duration_s(text: str | None) -> float | None:
@@ -64,8 +66,17 @@ def promql_string(value: str) -> str:
 
 
 class PrometheusSource:
-    def __init__(self, url: str, *, timeout_s: float = 4.0, ca_file: str | None = None, history_s: int = 900):
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout_s: float = 4.0,
+        ca_file: str | None = None,
+        history_s: int = 900,
+        expect_gpus: int | None = None,
+    ):
         self.url = url.rstrip("/")
+        self.expect_gpus = expect_gpus  # GPUs each host should have (--expect-gpus); None: not said
         self.timeout_s, self.ca_file, self.history_s = timeout_s, ca_file, history_s
         self._io = IoLoop("fleet-prometheus")
 
@@ -125,10 +136,12 @@ class PrometheusSource:
 
     def round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
-        names = "|".join(sorted(WANTED))
+        names = "|".join(sorted(WANTED - {ENUM}))
+        # The health enum has a series per severity, only one of them 1: asking for that one keeps the answer small.
+        query = f'{{__name__=~"{names}"}} or ({ENUM} == 1)'
 
         async def both() -> list[Any]:
-            return await asyncio.gather(self._api("query", query=f'{{__name__=~"{names}"}}'), self._targets())
+            return await asyncio.gather(self._api("query", query=query), self._targets())
 
         found, listed = self._wait(both())
         samples = []
@@ -174,7 +187,8 @@ class PrometheusSource:
             )
             if UP not in seen and host.status == STALE and not grouped.get(name):
                 host.status = UNREACHABLE
-            host.devices, host.replayed = exposition.devices(grouped.get(name, []))
+            exposition.read_host(host, grouped.get(name, []))
+            judge(host, self.expect_gpus)
         return sorted(hosts.values(), key=lambda h: h.name)
 
     def history(self, host: Host) -> None:

@@ -12,7 +12,9 @@ target may say is bounded, and a target never adds devices to a host another tar
 (gpudash.fleet.claims); each device lists the targets that described it.
 
 Status per host: up (answered this round), stale (not this round, but data younger than `stale_after_s`,
-shown with the error), unreachable (nothing recent; the error says why).
+shown with the error), unreachable (nothing recent; the error says why); an answering host is then judged
+(gpudash.fleet.verdict): degraded (a lost GPU, fewer GPUs than its hostfile line or --expect-gpus says) or
+empty (no device series at all).
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from gpudash.fleet.claims import Claims, owners
 from gpudash.fleet.fetch import FetchError, fetch_bytes
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
-from gpudash.fleet.series import BATCH, GPUDASH_LIVE, WANTED
+from gpudash.fleet.series import BATCH, GPUDASH_LIVE, HEALTH, WANTED
 from gpudash.fleet.targets import Target
+from gpudash.fleet.verdict import judge
 from gpudash.plain_text import one_line
 
 BATCH_EVERY_S = 60.0
@@ -45,7 +48,7 @@ LIVE_WANTED = WANTED - frozenset(BATCH)
 def _filtered(url: str, batch: bool) -> str:
     """The URL with prometheus_client's `name[]` filter for the gpudash series wanted (other exporters
     ignore the parameter and are filtered line by line after the fetch)."""
-    names = GPUDASH_LIVE + (BATCH if batch else ("gpudash_machine_info",))
+    names = GPUDASH_LIVE + HEALTH + (BATCH if batch else ("gpudash_machine_info",))
     query = urllib.parse.urlencode([("name[]", n) for n in names])
     return f"{url}{'&' if '?' in url else '?'}{query}"
 
@@ -75,7 +78,9 @@ class Scraper:
         memory_budget_bytes: int = MEMORY_BUDGET_BYTES,
         max_hosts_per_target: int = MAX_HOSTS_PER_TARGET,
         max_devices_per_target: int = MAX_DEVICES_PER_TARGET,
+        expect_gpus: int | None = None,
     ) -> None:
+        self.expect_gpus = expect_gpus  # GPUs a host should have where its hostfile line does not say
         self.timeout_s, self.stale_after_s, self.ca_file = timeout_s, stale_after_s, ca_file
         self.max_hosts, self.max_devices = max_hosts_per_target, max_devices_per_target
         self.budget = MemoryBudget(memory_budget_bytes)
@@ -227,10 +232,13 @@ class Scraper:
         samples: dict[str, list] = {}
         origin: dict[int, str] = {}  # id(sample) -> the target that said it
         statuses: dict[str, list[str]] = {}
+        expected: dict[str, int] = {}  # a hostfile's GPU column, by row: the largest its targets name
         for endpoint, status, error, groups, names in seen:
             target = endpoint.target
             for claimed in names:
                 name = rows[(target.label, claimed)]
+                if target.expect_gpus is not None:
+                    expected[name] = max(expected.get(name, 0), target.expect_gpus)
                 host = hosts.setdefault(name, Host(name, UP))
                 host.targets.append(target.url)
                 statuses.setdefault(name, []).append(status)
@@ -247,5 +255,6 @@ class Scraper:
             host.status = (
                 UP if all(s == UP for s in said) else UNREACHABLE if all(s == UNREACHABLE for s in said) else STALE
             )
-            host.devices, host.replayed = exposition.devices(samples[name], origin)
+            exposition.read_host(host, samples[name], origin)
+            judge(host, expected.get(name, self.expect_gpus))
         return sorted(hosts.values(), key=lambda h: h.name), notes

@@ -75,8 +75,12 @@ def plausible(field: str, value: float) -> float | None:
     return value if math.isfinite(value) and low <= value <= high else None
 
 
+# gpudash serve's health verdicts (docs/health.md): read every round, they decide whether a host is up. A check
+# of the machine itself carries device_key="host", so it has no device identity and lands on the host.
+HEALTH = ("gpudash_device_lost", "gpudash_health_check_status")
+
 GPUDASH_LIVE = tuple(n for n, r in LIVE.items() if r.source == "gpudash")
-WANTED = frozenset(LIVE) | frozenset(BATCH)
+WANTED = frozenset(LIVE) | frozenset(BATCH) | frozenset(HEALTH)
 
 
 def source_of(name: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from gpudash.fleet.model import FleetRound, Host
+from gpudash.fleet.model import STATUSES, FleetRound, Host
 from gpudash.render import formatting as fmt
 
 SPARK = "▁▂▃▄▅▆▇█"
@@ -19,7 +19,7 @@ def describe_source(fleet: FleetRound) -> str:
 
 def headline(fleet: FleetRound) -> str:
     s = fleet.summary()
-    states = ", ".join(f"{s[k]} {k}" for k in ("up", "stale", "unreachable") if s[k]) or "no hosts"
+    states = ", ".join(f"{s[k]} {k}" for k in STATUSES if s[k]) or "no hosts"
     dropped = f", {len(fleet.dropped)} dropped from the round" if fleet.dropped else ""
     return (
         f"fleet from {describe_source(fleet)} · {s['hosts']} host{'s' if s['hosts'] != 1 else ''}: {states} · "
@@ -30,6 +30,14 @@ def headline(fleet: FleetRound) -> str:
 
 def status_word(host: Host) -> str:
     return f"{host.status} (replayed)" if host.replayed else host.status
+
+
+def health_word(host: Host) -> str:
+    """The host's worst health severity (gpudash serve's checks), and GPUs against those expected."""
+    word = host.health or "–"
+    if host.expected_gpus is not None:
+        word += f" {host.gpus}/{host.expected_gpus}"
+    return word
 
 
 def ratio(value: float | None) -> str:
@@ -44,6 +52,8 @@ def verified(device) -> str:
 
 def device_cells(device) -> list[str]:
     shown, name = device.id, device.name or "?"
+    if device.lost:
+        name = f"LOST {name}"
     if device.mig_instance is not None:  # a row under its GPU (the row above): short, the profile says the slice
         shown, name = f"└ mig{device.mig_instance}", f"MIG {device.mig_profile or '?'} (GPU_I_ID {device.mig_instance})"
     return [
@@ -61,22 +71,31 @@ def device_cells(device) -> list[str]:
     ]
 
 
-HEADER = ["host", "status", "device", "name", "util", "memory", "temp", "power", "verified", "amp dtype"]
+HEADER = ["host", "status", "health", "device", "name", "util", "memory", "temp", "power", "verified", "amp dtype"]
 
 
 def host_rows(host: Host) -> list[tuple[str, list[str]]]:
-    """(device id, its cells after the host and status columns): a row per device, or one row carrying the
-    host's error when it has no device to show."""
+    """(device id, its cells after the host, status and health columns): a row per device, or one row carrying
+    the host's error (or why it shows nothing) when it has no device to show."""
     if host.devices:
         return [(d.id, device_cells(d)) for d in host.devices]
-    return [("-", ["–", host.error or "no devices", "", "", "", "", "", ""])]
+    why = "; ".join(filter(None, [host.error, *host.problems])) or "no devices"
+    return [("-", ["–", why, "", "", "", "", "", ""])]
 
 
 def rows(fleet: FleetRound) -> list[list[str]]:
     out = []
     for host in fleet.hosts:
         for i, (_, cells) in enumerate(host_rows(host)):
-            out.append([host.name if i == 0 else "", status_word(host) if i == 0 else "", *cells])
+            first = i == 0
+            out.append(
+                [
+                    host.name if first else "",
+                    status_word(host) if first else "",
+                    health_word(host) if first else "",
+                    *cells,
+                ]
+            )
     return out
 
 
@@ -85,6 +104,8 @@ def fleet_text(fleet: FleetRound) -> str:
     for host in fleet.hosts:
         if host.error and host.devices:  # stale hosts show their last values and why they are stale
             lines.append(f"{host.name}: {host.error}")
+        if host.problems and host.devices:  # a degraded host: why
+            lines.append(f"{host.name}: {host.status}: {'; '.join(host.problems)}")
     lines += [f"note: {n}" for n in fleet.notes]
     return "\n".join(lines)
 
@@ -101,11 +122,17 @@ def host_text(fleet: FleetRound, host: Host, now: float | None = None) -> str:
     now = time.time() if now is None else now
     seen = "never" if host.last_seen is None else f"{max(0.0, now - host.last_seen):.0f} s ago"
     lines = [
-        f"{host.name}: {status_word(host)} · last data {seen} · from {describe_source(fleet)}",
+        f"{host.name}: {status_word(host)} · health {health_word(host)} · last data {seen} · from "
+        f"{describe_source(fleet)}",
         "targets: " + (", ".join(host.targets) or "none"),
     ]
     if host.error:
         lines.append(f"error: {host.error}")
+    if host.problems:
+        lines.append(f"{host.status}: {'; '.join(host.problems)}")
+    checks = [f"{key} {severity}" for key, severity in sorted(host.host_checks.items()) if severity != "OK"]
+    if checks:
+        lines.append(f"the host's own checks: {', '.join(checks)}")
     if not host.devices:
         lines.append("no devices to show")
         return "\n".join(lines)
@@ -113,7 +140,11 @@ def host_text(fleet: FleetRound, host: Host, now: float | None = None) -> str:
     for d in host.devices:
         failed = "–" if d.checks_failed is None else str(d.checks_failed)
         table.append([*device_cells(d), d.uuid or "–", failed, ",".join(d.sources)])
-    lines.append(fmt.table(table, [*HEADER[2:], "uuid", "failed checks", "sources"]))
+    lines.append(fmt.table(table, [*HEADER[3:], "uuid", "failed checks", "sources"]))
+    for d in host.devices:
+        findings = ", ".join(f"{k} {v}" for k, v in sorted(d.health_checks.items()) if v != "OK")
+        if findings:  # the checks not OK (the header line has the host's worst)
+            lines.append(f"{d.id} health: {findings}")
     for d in host.devices:
         if d.history:
             values = [v for _, v in d.history]

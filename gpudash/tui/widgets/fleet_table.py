@@ -16,14 +16,20 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from gpudash.fleet.model import Host
-from gpudash.render.fleet import HEADER, host_rows, status_word
+from gpudash.render.fleet import HEADER, health_word, host_rows, status_word
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable
 
-STATUS_STYLE = {"up": "green", "stale": "bold yellow", "unreachable": "bold red"}
+STATUS_STYLE = {
+    "up": "green",
+    "degraded": "bold magenta",
+    "empty": "bold yellow",
+    "stale": "bold yellow",
+    "unreachable": "bold red",
+}
 RIGHT = frozenset(("util", "memory", "temp", "power"))  # numbers line up on the right
 NAME = HEADER.index("name")
 STATUS = HEADER.index("status")
-NAME_MIN = 12  # the name (or error) column gives way to the others down to this; the line scrolls past it
+NAME_MIN = 8  # the name (or error) column gives way to the others down to this; the line scrolls past it
 
 Words = tuple[str, ...]
 Sizes = tuple[int, ...]  # each word's width on screen
@@ -54,12 +60,12 @@ class FleetTable(LiveTable):
         rows: list[tuple[str, Line]] = []
         host_of: dict[str, str] = {}
         for host in hosts:
-            status = status_word(host)
+            status, health = status_word(host), health_word(host)
             for i, (device_id, cells) in enumerate(host_rows(host)):
                 key = f"{host.name}\t{device_id}"
                 host_of[key] = host.name
                 first = i == 0
-                words = (host.name if first else "", status if first else "", *cells)
+                words = (host.name if first else "", status if first else "", health if first else "", *cells)
                 rows.append((key, (words, sizes_of(words), host.status)))
         self.host_of = host_of
         self._column_widths = widths = self._fit_widths(rows)
