@@ -15,7 +15,7 @@ def add_parser(subparsers, parents) -> None:
         help="many hosts' GPUs at once, from Prometheus or their exporters",
         description="One row per host and per GPU: utilisation, memory, temperature, power and, from gpudash "
         "serve, the verified precisions and the recommended dtype. Reads a Prometheus server (dcgm-exporter, "
-        "AMD device-metrics-exporter and gpudash series) or scrapes the endpoints itself; at most 128 requests "
+        "AMD device-metrics-exporter, nvitop-exporter, all-smi and gpudash series) or scrapes the endpoints itself; at most 128 requests "
         "at once, a host that does not answer within --timeout is dropped from the round and shown with its "
         "error. Sources default to the config's [fleet] table.",
         epilog=exit_codes.epilog("fleet", "The dashboard's Fleet tab (key f) shows the same, refreshed."),

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from prometheus_client.parser import text_string_to_metric_families
 
 from gpudash.fleet.model import Device, Host
-from gpudash.fleet.series import WANTED, Series, describe, plausible
+from gpudash.fleet.series import WANTED, Series, describe, identity, plausible
 from gpudash.health.catalog import SEVERITIES
 from gpudash.plain_text import one_line
 
@@ -229,6 +229,11 @@ def identity_from_labels(labels: dict[str, str]) -> str | None:
         return labels["device_key"]
     if labels.get("gpu_id"):
         return f"amd:{labels['gpu_id']}"
+    if labels.get("devicename") and labels.get("index"):  # nvitop-exporter
+        return f"nvidia:{labels['index']}"
+    if labels.get("gpu_index"):  # all-smi
+        found = identity("all_smi_gpu_utilization", labels)
+        return f"{found.vendor}:{found.index}" if found else None
     if labels.get("gpu"):
         return f"nvidia:{labels['gpu']}"
     return None

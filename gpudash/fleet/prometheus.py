@@ -1,4 +1,5 @@
-"""Read the fleet from a Prometheus server: what dcgm-exporter, AMD's exporter and gpudash serve published.
+"""Read the fleet from a Prometheus server: what dcgm-exporter, AMD's exporter, nvitop-exporter, all-smi and
+gpudash serve published.
 
 A round makes two calls at once on the fleet's event-loop thread (gpudash.fleet.io_loop), each with the
 round's deadline: an instant query for every series the fleet shows (one regex over metric names) and
@@ -26,7 +27,7 @@ from gpudash.fleet import exposition
 from gpudash.fleet.fetch import FetchError, fetch
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
-from gpudash.fleet.series import WANTED, describe, hostname, plausible
+from gpudash.fleet.series import WANTED, describe, plausible
 from gpudash.fleet.verdict import judge
 from gpudash.plain_text import one_line
 
@@ -160,7 +161,7 @@ class PrometheusSource:
         grouped: dict[str, list] = {}
         for sample in samples:
             labels = sample[0].labels
-            name = hostname(labels) or _instance_host(labels.get("instance", "?"))
+            name = sample[0].host or _instance_host(labels.get("instance", "?"))
             by_instance.setdefault(labels.get("instance", ""), name)
             grouped.setdefault(name, []).append(sample)
         hosts: dict[str, Host] = {}
@@ -199,6 +200,8 @@ class PrometheusSource:
             f" or (DCGM_FI_DEV_GPU_UTIL{{hostname={name}}} / 100)"
             f" or (DCGM_FI_DEV_GPU_UTIL{{Hostname={name}}} / 100)"
             f" or (gpu_gfx_activity{{hostname={name}}} / 100)"
+            f" or (gpu_utilization_Percentage{{hostname={name}}} / 100)"
+            f" or (all_smi_gpu_utilization{{exported_instance={name}}} / 100)"
         )
         end = time.time()
         step = max(1, self.history_s // 120)

@@ -4,7 +4,8 @@ dcgm-exporter (NVIDIA, etc/default-counters.csv): utilisation in %, framebuffer 
 power in W; devices by `gpu` (NVML index) and `UUID`; the host as `Hostname` (newer releases: `hostname`).
 AMD device-metrics-exporter: gfx activity in %, VRAM in MB as amdsmi counts them (MiB), power in W,
 junction temperature in C; devices by `gpu_id`; the host as `hostname`. gpudash serve: base units already,
-plus what only gpudash knows (verified precisions, the recommended dtype, failed checks).
+plus what only gpudash knows (verified precisions, the recommended dtype, failed checks, health verdicts).
+nvitop-exporter and all-smi: their names and labels are beside their entries in LIVE.
 A GPU that two exporters describe becomes one device: NVIDIA GPUs meet on UUID, AMD GPUs on gpu_id.
 A MIG instance (dcgm-exporter's and gpudash's `GPU_I_ID`, `GPU_I_PROFILE` beside the parent GPU's labels) is a
 device of its own under its GPU, keyed by the GPU and GPU_I_ID: never merged into the GPU, where the last line
@@ -17,11 +18,12 @@ import math
 from dataclasses import dataclass
 
 MIB = 2**20
+NVITOP, ALL_SMI = "nvitop", "all-smi"
 
 
 @dataclass(frozen=True)
 class Reading:
-    source: str  # "dcgm" | "amd" | "gpudash"
+    source: str  # "dcgm" | "amd" | "gpudash" | "nvitop" | "all-smi"
     field: str  # a Device attribute, or memory_free_bytes / memory_reserved_bytes (dcgm's total is a sum)
     scale: float = 1.0
 
@@ -45,6 +47,21 @@ LIVE: dict[str, Reading] = {
     "gpudash_device_power_watts": Reading("gpudash", "power_watts"),
     "gpudash_mig_memory_used_bytes": Reading("gpudash", "memory_used_bytes"),
     "gpudash_mig_memory_total_bytes": Reading("gpudash", "memory_total_bytes"),
+    # nvitop-exporter (XuehaiPan/nvitop, nvitop-exporter/nvitop_exporter/exporter.py): prometheus_client gauges
+    # whose unit is appended to the name; % and MiB; devices by `index` ("0", or "0:1" for a MIG device) and
+    # `uuid`, the model as `devicename`, the host as `hostname`.
+    "gpu_utilization_Percentage": Reading(NVITOP, "utilization_ratio", 0.01),
+    "gpu_memory_used_MiB": Reading(NVITOP, "memory_used_bytes", MIB),
+    "gpu_memory_total_MiB": Reading(NVITOP, "memory_total_bytes", MIB),
+    "gpu_temperature_C": Reading(NVITOP, "temperature_celsius"),
+    "gpu_power_usage_W": Reading(NVITOP, "power_watts"),
+    # all-smi (lablup/all-smi, src/api/metrics/gpu.rs): % and bytes; devices by `gpu_index` and `gpu_uuid`, the
+    # model as `gpu`, the host as `instance` (which Prometheus renames `exported_instance` when it scrapes).
+    "all_smi_gpu_utilization": Reading(ALL_SMI, "utilization_ratio", 0.01),
+    "all_smi_gpu_memory_used_bytes": Reading(ALL_SMI, "memory_used_bytes"),
+    "all_smi_gpu_memory_total_bytes": Reading(ALL_SMI, "memory_total_bytes"),
+    "all_smi_gpu_temperature_celsius": Reading(ALL_SMI, "temperature_celsius"),
+    "all_smi_gpu_power_consumption_watts": Reading(ALL_SMI, "power_watts"),
 }
 
 # gpudash's batch results change only when someone probes, benchmarks or checks: read them less often.
@@ -84,6 +101,9 @@ WANTED = frozenset(LIVE) | frozenset(BATCH) | frozenset(HEALTH)
 
 
 def source_of(name: str) -> str:
+    reading = LIVE.get(name)
+    if reading is not None:
+        return reading.source
     if name.startswith("DCGM_"):
         return "dcgm"
     if name.startswith("gpudash_"):
@@ -91,9 +111,22 @@ def source_of(name: str) -> str:
     return "amd"
 
 
-def hostname(labels: dict[str, str]) -> str | None:
-    """The host a series describes: `hostname`, or dcgm-exporter's older `Hostname`."""
+def hostname(labels: dict[str, str], source: str | None = None) -> str | None:
+    """The host a series describes: `hostname`, or dcgm-exporter's older `Hostname`; all-smi's `instance`
+    (`exported_instance` once Prometheus has put the target's address in `instance`)."""
+    if source == ALL_SMI:
+        return labels.get("exported_instance") or labels.get("instance") or None
     return labels.get("hostname") or labels.get("Hostname") or None
+
+
+def _vendor_of(model: str | None) -> str:
+    """all-smi describes any accelerator (NVIDIA, AMD, Apple, NPUs): the vendor from the model's name."""
+    text = (model or "").lower()
+    if "nvidia" in text or text.startswith(("tesla", "quadro", "geforce")):
+        return "nvidia"
+    if "amd" in text or "instinct" in text or "radeon" in text:
+        return "amd"
+    return "gpu"
 
 
 @dataclass(frozen=True)
@@ -110,8 +143,16 @@ class Identity:
 def identity(name: str, labels: dict[str, str]) -> Identity | None:
     """The device a sample belongs to, or None for host-level series (gpudash_machine_info)."""
     source = source_of(name)
+    instance: str | None = labels.get("GPU_I_ID") or None
     if source == "dcgm":
         vendor, index, model = "nvidia", labels.get("gpu"), labels.get("modelName")
+    elif source == NVITOP:
+        vendor, index, model = "nvidia", labels.get("index"), labels.get("devicename")
+        if index and ":" in index:  # nvitop's MIG device: "GPU:MIG index"
+            index, instance = index.split(":", 1)
+    elif source == ALL_SMI:
+        model = labels.get("gpu")
+        vendor, index = _vendor_of(model), labels.get("gpu_index") or labels.get("index")
     elif source == "amd":
         vendor, index, model = "amd", labels.get("gpu_id"), labels.get("card_model")
     else:
@@ -122,9 +163,8 @@ def identity(name: str, labels: dict[str, str]) -> Identity | None:
         model = labels.get("modelName") or labels.get("card_model") or labels.get("name")
     if index is None:
         return None
-    uuid = labels.get("UUID") or None
+    uuid = labels.get("UUID") or labels.get("uuid") or labels.get("gpu_uuid") or None
     merge = uuid if vendor == "nvidia" and uuid else f"{vendor}:{index}"
-    instance = labels.get("GPU_I_ID") or None
     if instance is not None:
         return Identity(f"{merge}/mig{instance}", vendor, index, model, uuid, instance, labels.get("GPU_I_PROFILE"))
     return Identity(merge, vendor, index, model, uuid)
@@ -137,11 +177,12 @@ class Series:
 
     name: str
     labels: dict[str, str]
-    host: str | None  # hostname(labels)
+    host: str | None  # hostname(labels, source)
     device: Identity | None  # identity(name, labels)
     source: str  # source_of(name)
     reading: Reading | None  # LIVE.get(name)
 
 
 def describe(name: str, labels: dict[str, str]) -> Series:
-    return Series(name, labels, hostname(labels), identity(name, labels), source_of(name), LIVE.get(name))
+    source = source_of(name)
+    return Series(name, labels, hostname(labels, source), identity(name, labels), source, LIVE.get(name))
