@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gpudash.config import load_config
-from gpudash.devices import Machine, discover
+from gpudash.devices import Discovery, Machine, begin_discovery
 
 
 class Session:
@@ -32,6 +32,7 @@ class Session:
         self.only = list(only) if only else None
         self.only_visible = only_visible
         self._machine = machine
+        self._discovery: Discovery | None = None  # begun by start_machine(), read by machine()
 
     @classmethod
     def load(
@@ -59,11 +60,18 @@ class Session:
         """Where one-file plugins are looked for: the directories named for this run, then the config's."""
         return self.extra_plugin_dirs + list(self.config["plugin_dirs"])
 
+    def start_machine(self) -> None:
+        """Begin discovering the machine now: the drivers' children open their libraries while the caller
+        goes on importing (the dashboard, Textual); machine() then reads what they found."""
+        if self._machine is None and self._discovery is None:
+            self._discovery = begin_discovery(self.replay)
+
     def machine(self, include_torch: bool = True) -> Machine:
         """The machine, discovered on first use (`include_torch` counts only then: torch's view is slow), with
         the session's device filter applied (a UsageError names a device the filter asks for and lacks)."""
         if self._machine is None:
-            machine = discover(replay=self.replay, include_torch=include_torch)
+            discovery, self._discovery = self._discovery or begin_discovery(self.replay), None
+            machine = discovery.machine(include_torch)
             try:
                 from gpudash.devices.selection import select
 

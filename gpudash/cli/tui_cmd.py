@@ -22,6 +22,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 
 def run(ctx: Context) -> int:
+    ctx.session.start_machine()  # the drivers' children open their libraries while Textual is imported
     from gpudash.tui.app import run_app
 
     return run_app(ctx.session)

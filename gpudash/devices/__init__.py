@@ -27,10 +27,34 @@ def replay_path(explicit: str | None) -> str | None:
 
 
 def discover(replay: str | None = None, include_torch: bool = True) -> Machine:
-    path = replay_path(replay)
-    if path:
-        return _replayed(path)
-    return _live(include_torch)
+    return begin_discovery(replay).machine(include_torch)
+
+
+class Discovery:
+    """Discovery under way. Live, the drivers' children are forked at once and asked to open their library
+    and describe its devices; `machine()` reads their answers. A caller with other work to do (the dashboard
+    imports Textual) does it in between, while each child loads its vendor library on another core."""
+
+    def __init__(self, replay: str | None = None) -> None:
+        self._replay = replay_path(replay)
+        self._cpu: Any = None
+        self._notes: list[str] = []
+        self._started: list[tuple[str, Any, type[Exception]]] = []
+        if not self._replay:
+            from gpudash.devices.cpu import CpuBackend
+
+            self._cpu = CpuBackend()  # first: its first CPU-load window runs while the GPUs are looked at
+            self._started = _start_vendor_backends(self._notes)
+
+    def machine(self, include_torch: bool = True) -> Machine:
+        """The machine (once: a second call has nothing left to read)."""
+        if self._replay:
+            return _replayed(self._replay)
+        return _live(self._cpu, _opened(self._started, self._notes), self._notes, include_torch)
+
+
+def begin_discovery(replay: str | None = None) -> Discovery:
+    return Discovery(replay)
 
 
 def _replayed(path: str) -> Machine:
@@ -51,9 +75,10 @@ def _replayed(path: str) -> Machine:
     )
 
 
-def _open_vendor_backends(notes: list[str]) -> list:
+def _start_vendor_backends(notes: list[str]) -> list[tuple[str, Any, type[Exception]]]:
     """NVML and amdsmi, each in a child process of its own with time limits (gpudash.devices.contained): a
-    driver that hangs or crashes costs its devices' readings, never gpudash."""
+    driver that hangs or crashes costs its devices' readings, never gpudash. Each child is asked to open its
+    library without waiting for the answer (`_opened` reads it)."""
     from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
     from gpudash.devices.contained import contained
     from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
@@ -62,7 +87,7 @@ def _open_vendor_backends(notes: list[str]) -> list:
         ("NVML", "nvml", NvmlBackend, NvmlUnavailable),
         ("amdsmi", "amdsmi", AmdSmiBackend, AmdSmiUnavailable),
     ]
-    opened = []
+    started = []
     for label, name, factory, unavailable in vendors:
         # amdsmi's import alone costs more than the rest of `gpudash info`; without the amdgpu driver it could
         # find nothing anyway. An amdsmi already imported (by a host program, or a test's stand-in) is used.
@@ -70,7 +95,21 @@ def _open_vendor_backends(notes: list[str]) -> list:
             notes.append("amdsmi: no AMD GPU driver loaded (no /sys/module/amdgpu)")
             continue
         try:
-            opened.append(contained(name, partial(_open_with, factory), unavailable))
+            started.append((label, contained(name, partial(_open_with, factory), unavailable, wait=False), unavailable))
+        except unavailable as exc:  # in-process (no fork): the adapter says so at once
+            notes.append(f"{label}: {exc}")
+    return started
+
+
+def _opened(started: list[tuple[str, Any, type[Exception]]], notes: list[str]) -> list:
+    """The backends whose driver opened; a note for each that did not."""
+    opened = []
+    for label, backend, unavailable in started:
+        try:
+            wait_open = getattr(backend, "wait_open", None)  # a contained backend; in-process ones are open
+            if wait_open is not None:
+                wait_open()
+            opened.append(backend)
         except unavailable as exc:
             notes.append(f"{label}: {exc}")
     return opened
@@ -80,12 +119,7 @@ def _open_with(factory: Callable[..., Any], wrap: Callable[[Any], Any]) -> Any:
     return factory(wrap=wrap)
 
 
-def _live(include_torch: bool) -> Machine:
-    from gpudash.devices.cpu import CpuBackend
-
-    cpu = CpuBackend()  # first: its first CPU-load window runs while the GPUs are looked at
-    notes: list[str] = []
-    backends = _open_vendor_backends(notes)
+def _live(cpu: Any, backends: list, notes: list[str], include_torch: bool) -> Machine:
     vendor_devices: list[DeviceInfo] = []
     samplers: dict[str, Callable[[], Sample]] = {}
     health_readers: dict[str, Callable[[], dict]] = {}
@@ -187,4 +221,13 @@ def _torch_sample(torch, index: int) -> Sample:
     )
 
 
-__all__ = ["REPLAY_ENV", "Machine", "add_torch_view", "discover", "replay_path", "torch_could_see_gpus"]
+__all__ = [
+    "REPLAY_ENV",
+    "Discovery",
+    "Machine",
+    "add_torch_view",
+    "begin_discovery",
+    "discover",
+    "replay_path",
+    "torch_could_see_gpus",
+]

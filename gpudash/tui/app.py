@@ -12,6 +12,7 @@ import importlib
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from textual import work
@@ -95,6 +96,9 @@ class GpudashApp(App[int]):
         self._machine_lock = threading.Lock()  # the torch merge must not run in the middle of a poll
         self._poll_timer: Timer | None = None
         self._polling = False
+        self._health_started = False  # the health watch starts once the first reading is shown
+        # The first reading is taken from here on, while Textual starts and composes, not after the mount.
+        self._first_reading: Future[tuple[dict[str, Sample], HostLoad | None]] | None = self._read_early()
         if ui["theme"] in self.available_themes:
             self.theme = ui["theme"]
         self.sub_title = self._sub_title()
@@ -123,7 +127,6 @@ class GpudashApp(App[int]):
                 f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
             )
         self._start_poll()
-        self.health_watch.start()
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
         self._watch_terminal()
@@ -183,16 +186,39 @@ class GpudashApp(App[int]):
         self._polling = True
         self._poll()
 
-    @work(thread=True, group="poll", exit_on_error=False, description="sample every device")
-    def _poll(self) -> None:
+    def _read(self) -> tuple[dict[str, Sample], HostLoad | None]:
         with self._machine_lock:
             samples = self.machine.sample_all()
-        self.post_message(SamplesReady(samples, self._host.read()))
+        return samples, self._host.read()
+
+    def _read_early(self) -> Future[tuple[dict[str, Sample], HostLoad | None]]:
+        """The first reading, in a thread of its own begun before Textual starts the app, so that it is
+        ready when the first poll asks (a poll waited for the whole mount and then read, on the first frame's
+        path). The reading waits mostly on the driver's child, which runs on the other core."""
+        future: Future[tuple[dict[str, Sample], HostLoad | None]] = Future()
+
+        def read() -> None:
+            try:
+                future.set_result(self._read())
+            except BaseException as exc:  # handed to the first poll, which reports it as any poll's failure
+                future.set_exception(exc)
+
+        threading.Thread(target=read, name="gpudash first reading", daemon=True).start()
+        return future
+
+    @work(thread=True, group="poll", exit_on_error=False, description="sample every device")
+    def _poll(self) -> None:
+        first, self._first_reading = self._first_reading, None
+        samples, host_load = first.result() if first is not None else self._read()
+        self.post_message(SamplesReady(samples, host_load))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         if worker.group == "poll" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR):
             self._polling = False
+            if not self._health_started:  # after the first frame's reading: its 60 driver calls per GPU
+                self._health_started = True  # would hold the driver's child while that reading waits
+                self.call_after_refresh(self.health_watch.start)
             if event.state == WorkerState.ERROR:
                 self.notify(f"sampling failed: {worker.error}", severity="error")
             if not self.paused:

@@ -17,6 +17,7 @@ SAMPLE_LIMIT_S = 2.0  # one device's reading: normally milliseconds
 HEALTH_LIMIT_S = 5.0  # one device's health counters: some 60 NVML calls, normally milliseconds
 RESTART_DELAY_S = 5.0  # after a failure, the driver is left alone this long before a new child tries
 MAX_FAILURES = 3  # then the vendor's devices stay n/a
+NOT_DESCRIBED = "the driver's devices were not described yet"
 _CHOICES: dict[str, tuple[Any, ...]] = {
     "vendor": VENDORS,
     "status": (OK, LOST),
@@ -24,19 +25,24 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
 }
 
 
-def contained(name: str, opener: Opener, unavailable: type[Exception]) -> Any:
+def contained(name: str, opener: Opener, unavailable: type[Exception], *, wait: bool = True) -> Any:
     """The adapter `opener(wrap)` opens, run in a child (ContainedBackend); in-process where there is no fork.
 
-    Raises `unavailable` (the adapter's own "no such driver here") as the adapter would."""
+    Raises `unavailable` (the adapter's own "no such driver here") as the adapter would: at once, or with
+    `wait=False` from the backend's `wait_open()`, the child opening the driver meanwhile."""
     if not fork_available():
         return opener(lambda module: module)
-    return ContainedBackend(name, opener, unavailable)
+    return ContainedBackend(name, opener, unavailable, wait=wait)
 
 
 class ContainedBackend:
-    def __init__(self, name: str, opener: Opener, unavailable: type[Exception]) -> None:
+    def __init__(self, name: str, opener: Opener, unavailable: type[Exception], *, wait: bool = True) -> None:
+        """Fork the child and ask it to open the driver and describe its devices, both at once; with
+        `wait=False` the answers are read by `wait_open()` and `devices()`, so that the caller works meanwhile
+        (the dashboard imports Textual while the child loads the vendor library on the other core)."""
         self.name = name
         self._opener = opener
+        self._unavailable = unavailable
         self._lock = threading.Lock()  # the dashboard samples from a worker thread
         self._failures = 0
         self._failed_at = 0.0
@@ -45,15 +51,34 @@ class ContainedBackend:
         self.driver_version: str | None = None
         self.cuda_driver_version: str | None = None
         self.unavailable: dict[str, str] = {}
+        self._child: DriverProcess | None = DriverProcess(opener)
+        self._opening = True  # `open` is asked, its answer not read yet
+        self._devices_asked = False  # `devices` is asked, its answer not read yet
         try:
-            self._child: DriverProcess | None = DriverProcess(opener)
-            opened = self._child.request({"op": "open"}, OPEN_LIMIT_S)
+            self._child.send({"op": "open"})
+            self._child.send({"op": "devices"})
+            self._devices_asked = True
+        except DriverFailed:
+            pass  # wait_open() reads the failure
+        if wait:
+            self.wait_open()
+
+    def wait_open(self) -> None:
+        """Read the child's answer to `open` (once); raises the adapter's `unavailable` saying why."""
+        if not self._opening:
+            return
+        self._opening = False
+        child = self._child
+        try:
+            if child is None:
+                raise DriverFailed("closed")
+            opened = child.receive(OPEN_LIMIT_S)
         except (DriverFailed, DriverError) as exc:
             self.close()
-            raise unavailable(f"the driver failed while starting: {exc}") from None
+            raise self._unavailable(f"the driver failed while starting: {exc}") from None
         if not isinstance(opened, dict) or opened.get("unavailable"):
             self.close()
-            raise unavailable(str(opened.get("unavailable") if isinstance(opened, dict) else "no answer"))
+            raise self._unavailable(str(opened.get("unavailable") if isinstance(opened, dict) else "no answer"))
         self.driver_version = _text(opened.get("driver_version"))
         self.cuda_driver_version = _text(opened.get("cuda_driver_version"))
         reasons = opened.get("field_reasons")
@@ -62,10 +87,15 @@ class ContainedBackend:
     def devices(self) -> list[DeviceInfo]:
         """Every device, described by the adapter; RuntimeError saying why when the driver fails."""
         with self._lock:
+            self.wait_open()
             if self._child is None:
                 raise RuntimeError(self._last_failure or "closed")
             try:
-                found = self._child.request({"op": "devices"}, DEVICES_LIMIT_S)
+                if self._devices_asked:  # asked with `open`: the answer is likely waiting
+                    self._devices_asked = False
+                    found = self._child.receive(DEVICES_LIMIT_S)
+                else:
+                    found = self._child.request({"op": "devices"}, DEVICES_LIMIT_S)
                 devices = [build(DeviceInfo, d, f"devices[{i}]", choices=_CHOICES) for i, d in enumerate(found)]
             except (DriverFailed, DriverError) as exc:
                 raise RuntimeError(str(exc)) from None
@@ -77,6 +107,8 @@ class ContainedBackend:
     def sample(self, index: int) -> Sample:
         """One reading of device `index`; n/a with the reason when the driver hangs, crashes or was given up."""
         with self._lock:
+            if self._unread():
+                return _not_read(NOT_DESCRIBED)
             child = self._usable_child()
             if child is None:
                 return _not_read(self._why_not())
@@ -95,6 +127,8 @@ class ContainedBackend:
         """Device `index`'s health counters ({"counters", "unavailable"}); a hang or crash in the driver is
         {"unavailable": {"all": why}}, which the health checks report as UNKNOWN."""
         with self._lock:
+            if self._unread():
+                return _no_counters(NOT_DESCRIBED)
             child = self._usable_child()
             if child is None:
                 return _no_counters(self._why_not())
@@ -114,6 +148,11 @@ class ContainedBackend:
                 if isinstance(unavailable, dict)
                 else {},
             }
+
+    def _unread(self) -> bool:
+        """The answers asked for at the start are not read yet: devices() reads them, and an index means
+        nothing before it (and the next answer would be theirs)."""
+        return self._opening or self._devices_asked
 
     def _usable_child(self) -> DriverProcess | None:
         """The child, or a new one once RESTART_DELAY_S has passed since a failure (up to MAX_FAILURES)."""

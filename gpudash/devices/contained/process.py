@@ -64,18 +64,33 @@ class DriverProcess:
         self.pid = pid
         self.failure: str | None = None
         self._buffer = b""
+        self._unanswered = 0  # requests sent whose answers are not read yet
 
     def request(self, message: dict[str, Any], limit_s: float) -> Any:
         """The child's answer to `message`; DriverFailed when it hangs past `limit_s` or dies (it is then
         ended), DriverError when the adapter raised."""
+        self.send(message)
+        return self.receive(limit_s)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Ask without waiting: the child answers requests in order, so several may be sent before their
+        answers are read (discovery asks `open` and `devices` at once, then imports Textual meanwhile)."""
         if self.failure is not None:
             raise DriverFailed(self.failure)
-        self.note.clear()
+        if not self._unanswered:  # else the child may be in the call of an earlier request: keep its name
+            self.note.clear()
         try:
             _write_all(self._requests, (json.dumps(message) + "\n").encode())
         except OSError:  # the child is gone
             raise self._fail("") from None
+        self._unanswered += 1
+
+    def receive(self, limit_s: float) -> Any:
+        """The answer to the oldest request sent and not yet answered (see `request`)."""
+        if self.failure is not None:
+            raise DriverFailed(self.failure)
         reply = self._read_line(limit_s)
+        self._unanswered -= 1
         if not isinstance(reply, dict) or not ("ok" in reply or "error" in reply):
             raise self._fail(" (it sent something that is not a reply)")
         if "error" in reply:

@@ -1,0 +1,116 @@
+"""The dashboard's start path (issue 25 item 7): the driver's child opens while Textual is imported, the first
+reading is taken while Textual starts, and the health reading waits for the first frame's reading.
+
+The real NVML adapter runs in its forked child against the fake pynvml (tests/conftest.make_fake_pynvml)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import psutil
+import pytest
+from conftest import H100, make_fake_pynvml
+from tui_helpers import wait_until
+
+from gpudash.actions.session import Session
+from gpudash.config import defaults
+from gpudash.devices import begin_discovery, discover
+from gpudash.devices.contained import backend as contained
+from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
+from gpudash.tui.app import create_app
+
+
+@pytest.fixture(autouse=True)
+def fake_nvml(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([H100, dict(H100, index=1)]))
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process().children()}
+
+
+def test_discovery_begun_forks_the_child_at_once_and_reads_it_later():
+    before = _children()
+    discovery = begin_discovery()
+    forked = _children() - before
+    assert forked  # NVML's child (and the amdsmi stand-in's) exist, asked to open, before anyone waits for them
+    machine = discovery.machine(include_torch=False)
+    try:
+        assert [d.key for d in machine.devices] == ["nvidia:0", "nvidia:1", "cpu:0"]
+        assert machine.runtime.driver  # the `open` answer was read: driver version, as discover() gives it
+        sample = machine.sample(machine.devices[0])
+        assert sample.unavailable.get("all") is None and sample.memory_used_bytes is not None
+    finally:
+        machine.close()
+    reference = discover(include_torch=False)
+    try:
+        assert [d.key for d in reference.devices] == [d.key for d in machine.devices]
+        assert reference.runtime.driver == machine.runtime.driver
+    finally:
+        reference.close()
+
+
+def test_a_session_started_early_gives_the_same_machine_once():
+    session = Session(defaults())
+    session.start_machine()
+    session.start_machine()  # a second start forks nothing more
+    machine = session.machine(include_torch=False)
+    try:
+        assert session.machine() is machine
+        assert [d.key for d in machine.devices] == ["nvidia:0", "nvidia:1", "cpu:0"]
+    finally:
+        machine.close()
+
+
+def test_a_backend_not_waited_for_reads_nothing_before_its_devices():
+    backend = contained.ContainedBackend("nvml", lambda wrap: NvmlBackend(wrap=wrap), NvmlUnavailable, wait=False)
+    try:
+        # An index means nothing before the devices are described (and the next answer would be theirs).
+        assert backend.sample(0).unavailable["all"] == contained.NOT_DESCRIBED
+        assert backend.health(0)["unavailable"]["all"] == contained.NOT_DESCRIBED
+        assert len(backend.devices()) == 2  # reads `open`, then the `devices` answer asked with it
+        assert backend.driver_version
+        assert backend.sample(1).unavailable.get("all") is None
+    finally:
+        backend.close()
+
+
+def test_a_driver_that_is_not_there_is_told_when_waited_for(monkeypatch):
+    class Missing(Exception):
+        pass
+
+    def opener(wrap):
+        raise Missing("no libnvidia-ml here")
+
+    backend = contained.ContainedBackend("nvml", opener, Missing, wait=False)
+    with pytest.raises(Missing, match="no libnvidia-ml here"):
+        backend.wait_open()
+    with pytest.raises(RuntimeError):  # closed: nothing more is asked of the child
+        backend.devices()
+
+
+async def test_the_first_reading_is_taken_before_the_mount_and_health_after_it():
+    machine = discover(include_torch=False)
+    threads: list[str] = []
+    for key, sampler in list(machine.samplers.items()):
+        machine.samplers[key] = lambda sampler=sampler: threads.append(threading.current_thread().name) or sampler()
+    config = defaults()
+    config["ui"]["refresh_interval"] = 3600.0  # one poll: the first
+    try:
+        app = create_app(machine, config, add_torch_view=lambda m: None)
+        shown_when_health_began: list[bool] = []
+        start = app.health_watch.start
+        app.health_watch.start = lambda: shown_when_health_began.append(bool(app.latest)) or start()  # type: ignore[method-assign]
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: bool(app.latest) and app.health_watch.readings == 1, timeout=30)
+            # Every device of the first reading was read by the thread begun with the app, none by a poll worker.
+            assert threads == ["gpudash first reading"] * len(machine.devices)
+            assert set(app.latest) == {d.key for d in machine.devices}
+            # The health reading (60 driver calls a GPU, through the same child) began once that reading was in.
+            assert shown_when_health_began == [True]
+            assert set(app.health) == {"nvidia:0", "nvidia:1"}
+    finally:
+        machine.close()
