@@ -199,5 +199,7 @@ def test_optimize_batch_size_errors_are_clear():
         optimize_batch_size(0)
     config = defaults()
     config["model"].update(layers=200, hidden=8192, heads=64)  # far too big for 6 GiB
-    with pytest.raises(GpudashError, match="no batch size for amd:0: estimate: the model alone does not fit"):
+    with pytest.raises(
+        GpudashError, match="no batch size for amd:0: estimate: does not fit: weights, gradients and AdamW state take"
+    ):
         optimize_batch_size(8, replay=RX5600, config=config)

@@ -110,7 +110,8 @@ def run(
         from gpudash.health.run import run_health
         from gpudash.health.thresholds import Thresholds
 
-        found.health = run_health(machine, Thresholds.from_config(session.config, expect_gpus), devices=devices)
+        named = devices if device else None  # named devices get their own checks, not the whole machine's
+        found.health = run_health(machine, Thresholds.from_config(session.config, expect_gpus), devices=named)
         from gpudash.health.memory import remember
 
         found.remembered = remember(machine, found.health)  # a run is one sighting of each failure

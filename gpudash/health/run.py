@@ -24,9 +24,11 @@ def run_health(
     devices: list | None = None,
     sys_root: Path = host.SYS,
 ) -> list[HealthResult]:
-    """The results for `devices` (default: every device), host checks last."""
+    """The results for `devices` (default: every device, then the checks of the whole machine: the GPU count and
+    the host's counters, last). Devices the user named get their own checks only: nothing runs they did not name."""
+    whole_machine = devices is None
     chosen = list(machine.devices) if devices is None else list(devices)
-    out: list[HealthResult] = [_count(machine, limits)]
+    out: list[HealthResult] = [_count(machine, limits)] if whole_machine else []
     log = None
     if not machine.replayed and any(d.vendor == "nvidia" for d in chosen):
         log = kernel_log.read(limits.kernel_log, limits.xid_window_s)
@@ -34,7 +36,7 @@ def run_health(
         if device.vendor in GPU_VENDORS:
             out.extend(_gpu(machine, device, limits, log))
         out.extend(numerics.judge(device, _remembered_probe(machine, device)))
-    if not machine.replayed:
+    if whole_machine and not machine.replayed:
         if log is None:
             log = kernel_log.read(limits.kernel_log, limits.xid_window_s)
         out.append(host.edac(limits, sys_root))
