@@ -336,6 +336,8 @@ CASES: dict[tuple[str, str], list[tuple[Callable[[Env], int], int]]] = {
     ("fleet", "2"): [
         (lambda e: e.run("fleet", "--hosts", "127.0.0.1:9483", "--concurrency", "0"), 2),
         (fleet_bad_hostfile_column, 2),
+        (lambda e: e.run("fleet", "--hosts", "127.0.0.1:9483", "--filter", "temp>>85"), 2),
+        (lambda e: e.run("fleet", "--hosts", "127.0.0.1:9483", "--sort", "colour"), 2),
     ],
     ("fleet", "3"): [
         (lambda e: e.run("fleet", "--prometheus", f"http://127.0.0.1:{closed_port()}", "--timeout", "2"), 3)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from servers import DGX, dcgm_page, exposition_server
 
+from gpudash.actions import fleet as action
 from gpudash.fleet.budget import OVER
 from gpudash.fleet.scrape import Scraper
 from gpudash.fleet.targets import parse_target
@@ -107,7 +108,7 @@ def test_a_target_cannot_add_devices_to_a_host_another_target_owns():
     assert all(d.targets == own.targets for d in own.devices)  # which target said what
     assert all(d.targets == [f"http://localhost:{thief_port}/metrics"] for d in rows["victim@localhost"].devices)
     assert any("'victim' belongs to 127.0.0.1" in n and f"localhost:{thief_port}" in n for n in fleet.notes)
-    document = fleet.to_json()
+    document = action.document(fleet)
     from gpudash.contracts.validation import problems
 
     assert problems("fleet", document) == []

@@ -10,6 +10,7 @@ import time
 import pytest
 from servers import exposition_server, prometheus
 
+from gpudash.actions import fleet as action
 from gpudash.contracts.validation import problems
 from gpudash.fleet.prometheus import PrometheusSource
 from gpudash.fleet.scrape import Scraper
@@ -103,7 +104,7 @@ def test_nvitop_exporter_series_become_devices_with_their_units_and_mig_rows():
     assert (gpu0.temperature_celsius, gpu0.power_watts) == (41.0, 120.5)
     assert (mig.id, mig.mig_instance, mig.memory_total_bytes) == ("nvidia:0/mig1", "1", 40192 * MIB)
     assert gpu1.utilization_ratio == pytest.approx(0.81) and gpu1.power_watts == 512.25
-    assert problems("fleet", fleet.to_json()) == []
+    assert problems("fleet", action.document(fleet)) == []
 
 
 def test_all_smi_series_become_devices_named_by_their_vendor_and_host():
@@ -117,7 +118,7 @@ def test_all_smi_series_become_devices_named_by_their_vendor_and_host():
     assert amd0.memory_used_bytes == 64 * 2**30 and amd0.memory_total_bytes == 192 * 2**30
     assert (amd0.temperature_celsius, amd0.power_watts) == (61.0, 612.0)
     assert ids["nvidia:2"].uuid == "GPU-l40s-2" and ids["nvidia:2"].utilization_ratio == 0.99
-    assert problems("fleet", fleet.to_json()) == []
+    assert problems("fleet", action.document(fleet)) == []
 
 
 def test_nvitop_and_gpudash_on_one_host_meet_on_uuid():

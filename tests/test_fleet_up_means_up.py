@@ -12,6 +12,7 @@ import pytest
 from health_snapshots import faulty_replay
 from servers import DGX, exposition_server, gpudash_serve, prometheus
 
+from gpudash.actions import fleet as action
 from gpudash.cli import main
 from gpudash.contracts.validation import problems
 from gpudash.errors import UsageError
@@ -94,7 +95,7 @@ def test_a_lost_gpu_or_fewer_than_expected_is_degraded_and_health_is_the_worst_s
     assert by_id["nvidia:3"].lost is True and by_id["nvidia:0"].lost is False
     assert by_id["nvidia:5"].health == "CRITICAL" and by_id["nvidia:0"].health == "OK"
     assert (gpu2.status, gpu2.problems, gpu2.health) == ("degraded", ["7 GPUs of 8 expected"], "WARN")
-    doc = fleet.to_json()
+    doc = action.document(fleet)
     assert problems("fleet", doc) == []  # gpudash/contracts/fleet.schema.json
     host = doc["hosts"][0]
     assert (host["gpus"], host["expected_gpus"], host["health"]) == (8, 8, "CRITICAL")

@@ -166,6 +166,30 @@ def one_round(spec: FleetSpec, host: str | None = None) -> tuple[FleetRound, Hos
         source.close()
 
 
+def operator_view(fleet: FleetRound, filter_text: str | None = None, sort: str | None = None) -> FleetRound:
+    """The round as an operator asked for it: only what `--filter` lets through, in `--sort`'s order (a bad
+    filter or key is one line, UsageError)."""
+    from gpudash.fleet.filter import apply_filter, parse_filter, sort_hosts
+
+    if filter_text:
+        fleet = apply_filter(fleet, parse_filter(filter_text))
+    return sort_hosts(fleet, sort) if sort else fleet
+
+
+def document(fleet: FleetRound) -> dict[str, Any]:
+    """`gpudash fleet --json`: the round, with the operators' view: totals by model, drift, memory per user and
+    job (gpudash/contracts/fleet.schema.json)."""
+    from gpudash.fleet.drift import drift
+    from gpudash.fleet.totals import by_model, usage
+
+    doc = fleet.to_json()
+    doc["totals"] = [t.to_json() for t in by_model(fleet)]
+    doc["drift"] = [d.to_json() for d in drift(fleet)]
+    doc["users"] = [u.to_json() for u in usage(fleet, "user")]
+    doc["jobs"] = [u.to_json() for u in usage(fleet, "job")]
+    return doc
+
+
 def healthy(fleet: FleetRound) -> bool:
     """Every host up: answering, with its GPUs (none lost, none missing) or expected to have none."""
     return all(h.status == UP for h in fleet.hosts)

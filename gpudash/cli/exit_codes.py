@@ -60,7 +60,7 @@ BY_COMMAND: dict[str, tuple[tuple[str, str], ...]] = {
             "a host is stale or unreachable, degraded (a lost GPU, fewer GPUs than expected) or empty (no device "
             "series, not expected to have none)",
         ),
-        ("2", "bad option, config or hostfile"),
+        ("2", "bad option (a --filter term, a --sort key), config or hostfile"),
         ("3", "Prometheus cannot be read (no answer, or not Prometheus's API): there is no fleet to show"),
     ),
     "completion": (

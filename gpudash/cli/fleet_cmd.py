@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gpudash.cli import exit_codes
-from gpudash.errors import EXIT_FINDINGS, EXIT_OK
+from gpudash.errors import EXIT_FINDINGS, EXIT_OK, UsageError
 
 
 def add_parser(subparsers, parents) -> None:
@@ -41,6 +41,17 @@ def add_parser(subparsers, parents) -> None:
     p.add_argument("--concurrency", metavar="N", type=int, help="requests at once, 1 to 128 (default 128)")
     p.add_argument("--ca-file", metavar="FILE", help="trust this CA (PEM) for https endpoints or Prometheus")
     p.add_argument(
+        "--filter",
+        metavar="TERMS",
+        help="show only what every term lets through, e.g. 'temp>85 host~=dgx' (fields host, status, health, "
+        "model, vendor, util, temp, power, mem; ops = != ~= > >= < <=; docs/fleet.md)",
+    )
+    p.add_argument(
+        "--sort",
+        metavar="KEY",
+        help="host (default), or worst first: status, health, util, temp, power, mem, gpus",
+    )
+    p.add_argument(
         "--expect-gpus",
         metavar="N",
         type=int,
@@ -65,9 +76,19 @@ def run(ctx) -> int:
         ca_file=args.ca_file,
         expect_gpus=args.expect_gpus,
     )
+    if args.filter:
+        from gpudash.fleet.filter import parse_filter
+
+        parse_filter(args.filter)  # a bad filter is one line before any request
+    if args.sort:
+        from gpudash.fleet.filter import SORTS
+
+        if args.sort not in SORTS:
+            raise UsageError(f"--sort {args.sort!r}: expected one of {', '.join(SORTS)}")
     fleet, host = action.one_round(spec, args.host)
+    fleet = action.operator_view(fleet, args.filter, args.sort)
     if args.json:
-        doc = fleet.to_json()
+        doc = action.document(fleet)
         if host is not None:
             doc["hosts"] = [h for h in doc["hosts"] if h["host"] == host.name]
         print(json.dumps(doc, indent=2, allow_nan=False))

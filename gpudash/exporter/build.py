@@ -16,7 +16,7 @@ def families(scrape: Scrape) -> list[Family]:
     runtime = machine.runtime
     host = info(
         "gpudash_machine_info",
-        "The machine gpudash describes: live or replayed from a snapshot, driver and torch versions (value 1)",
+        "The machine gpudash describes: live or replayed from a snapshot, driver, torch and gpudash versions (value 1)",
     )
     host.add(
         {
@@ -27,6 +27,7 @@ def families(scrape: Scrape) -> list[Family]:
             "torch_version": runtime.torch or "",
             "cuda_version": runtime.cuda or "",
             "hip_version": runtime.hip or "",
+            "gpudash_version": __version__,  # beside the host's name, so a fleet can tell versions apart per host
         },
         1,
     )

@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpudash.fleet.model import Device, Host
-from gpudash.fleet.series import WANTED, Series, describe, identity, plausible
+from gpudash.fleet.model import Device, Host, Usage
+from gpudash.fleet.series import HOST_INFO, USAGE, WANTED, Series, describe, identity, plausible
 from gpudash.health.catalog import SEVERITIES
 from gpudash.plain_text import one_line
 
@@ -134,9 +134,18 @@ def parse(
 
 
 def group_by_host(samples: Iterable[Sample], default_host: str) -> dict[str, list[Sample]]:
+    """Samples by the host their labels name. Series without a host label (all-smi's per-process series) belong
+    to the one host the rest of the answer names, else to the target's address."""
     hosts: dict[str, list[Sample]] = {}
+    unnamed: list[Sample] = []
     for sample in samples:
-        hosts.setdefault(sample[0].host or default_host, []).append(sample)
+        if sample[0].host is None:
+            unnamed.append(sample)
+        else:
+            hosts.setdefault(sample[0].host, []).append(sample)
+    if unnamed:
+        owner = next(iter(hosts)) if len(hosts) == 1 else default_host
+        hosts.setdefault(owner, []).extend(unnamed)
     return hosts
 
 
@@ -148,12 +157,25 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
     extra: dict[str, dict[str, float]] = {}
     replayed = False
     host_checks: dict[str, str] = {}
+    versions: dict[str, str] = {}
+    usage: list[Usage] = []
     for sample in samples:
         series, value = sample
         name, labels = series.name, series.labels
         if name == "gpudash_machine_info":
             replayed = replayed or labels.get("replayed") == "true"
+            _versions(versions, labels, MACHINE_VERSIONS)
             continue
+        if name in HOST_INFO:
+            _versions(versions, labels, NVITOP_VERSIONS)
+            continue
+        if name in USAGE:
+            found_usage = _usage(series, value)
+            if found_usage is not None:
+                usage.append(found_usage)
+            continue
+        if "DCGM_FI_DRIVER_VERSION" in labels:
+            versions.setdefault("driver", labels["DCGM_FI_DRIVER_VERSION"])
         ident = series.device
         if ident is None:
             if name == "gpudash_health_check_status" and labels.get("device_key") == "host":
@@ -167,6 +189,7 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
                 device.mig_instance, device.mig_profile = ident.instance, ident.profile
         device.name = device.name or ident.name
         device.uuid = device.uuid or ident.uuid
+        device.vbios = device.vbios or labels.get("DCGM_FI_DEV_VBIOS_VERSION") or None
         if series.source not in device.sources:
             device.sources.append(series.source)
         said = origin.get(id(sample)) if origin else None
@@ -209,7 +232,49 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
             (-1, "") if d.mig_instance is None else _number(d.mig_instance),
         ),
     )  # a GPU's MIG instances right after it
-    host.replayed, host.host_checks = replayed, host_checks
+    host.replayed, host.host_checks, host.usage = replayed, host_checks, usage
+    vbios = sorted({d.vbios for d in host.devices if d.vbios})
+    if vbios:
+        versions["vbios"] = ",".join(vbios)
+    host.versions = versions
+
+
+MACHINE_VERSIONS = {  # gpudash_machine_info's labels -> the drift view's names
+    "driver_version": "driver",
+    "cuda_version": "cuda",
+    "hip_version": "rocm",
+    "torch_version": "torch",
+    "gpudash_version": "gpudash",
+}
+NVITOP_VERSIONS = {"driver_version": "driver", "cuda_driver_version": "cuda"}
+
+
+def _versions(found: dict[str, str], labels: dict[str, str], names: dict[str, str]) -> None:
+    for label, key in names.items():
+        if labels.get(label):
+            found.setdefault(key, labels[label])
+
+
+def _usage(series: Series, value: float) -> Usage | None:
+    """One user's or job's memory on a GPU, from whichever exporter labelled it."""
+    scale = USAGE[series.name][1]
+    memory = plausible("memory_used_bytes", value * scale)
+    if memory is None:
+        return None
+    labels = series.labels
+    gpu = (
+        labels.get("UUID")
+        or labels.get("uuid")
+        or labels.get("device_uuid")
+        or labels.get("device_key")
+        or labels.get("gpu_index")
+        or "?"
+    )
+    user = labels.get("job_user") or labels.get("username") or labels.get("user") or None
+    job = labels.get("hpc_job") or None
+    if job is None and labels.get("pod"):
+        job = f"{labels.get('namespace') or 'default'}/{labels['pod']}"
+    return Usage(gpu, memory, user, job)
 
 
 def _health(checks: dict[str, str], labels: dict[str, str], value: float) -> None:

@@ -40,6 +40,7 @@ class Device:
     mig_profile: str | None = None  # its GPU_I_PROFILE
     lost: bool | None = None  # gpudash_device_lost: the driver can no longer reach it (None: not said)
     health_checks: dict[str, str] = field(default_factory=dict)  # check ID -> severity (gpudash_health_check_status)
+    vbios: str | None = None  # dcgm-exporter's DCGM_FI_DEV_VBIOS_VERSION label, where it is configured
 
     @property
     def health(self) -> str | None:
@@ -78,6 +79,16 @@ class Device:
         }
 
 
+@dataclass(frozen=True)
+class Usage:
+    """GPU memory a user's or job's processes hold on one GPU of a host."""
+
+    gpu: str  # the GPU's UUID, or its key where the exporter gives no UUID
+    memory_bytes: float
+    user: str | None = None
+    job: str | None = None
+
+
 @dataclass
 class Host:
     name: str
@@ -90,6 +101,8 @@ class Host:
     expected_gpus: int | None = None  # --expect-gpus or the hostfile's column; None: not said
     host_checks: dict[str, str] = field(default_factory=dict)  # the machine's own checks (device_key="host")
     problems: list[str] = field(default_factory=list)  # why an answering host is degraded or empty
+    versions: dict[str, str] = field(default_factory=dict)  # driver, cuda, rocm, torch, gpudash, vbios
+    usage: list[Usage] = field(default_factory=list)  # GPU memory by user and job, where exporters label it
 
     @property
     def gpus(self) -> int:
@@ -115,6 +128,7 @@ class Host:
             "expected_gpus": self.expected_gpus,
             "health": self.health,
             "problems": list(self.problems),
+            "versions": dict(self.versions),
         }
 
 

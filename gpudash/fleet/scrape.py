@@ -48,7 +48,7 @@ LIVE_WANTED = WANTED - frozenset(BATCH)
 def _filtered(url: str, batch: bool) -> str:
     """The URL with prometheus_client's `name[]` filter for the gpudash series wanted (other exporters
     ignore the parameter and are filtered line by line after the fetch)."""
-    names = GPUDASH_LIVE + HEALTH + (BATCH if batch else ("gpudash_machine_info",))
+    names = GPUDASH_LIVE + HEALTH + ("gpudash_job_gpu_memory_bytes",) + (BATCH if batch else ("gpudash_machine_info",))
     query = urllib.parse.urlencode([("name[]", n) for n in names])
     return f"{url}{'&' if '?' in url else '?'}{query}"
 

@@ -96,14 +96,28 @@ def plausible(field: str, value: float) -> float | None:
 # of the machine itself carries device_key="host", so it has no device identity and lands on the host.
 HEALTH = ("gpudash_device_lost", "gpudash_health_check_status")
 
+# GPU memory by user and job, where an exporter labels it (gpudash serve --job-labels, nvitop-exporter's and
+# all-smi's per-process series): summed per user and per job (gpudash.fleet.totals), never turned into devices.
+USAGE: dict[str, tuple[str, float]] = {  # name -> (source, scale to bytes)
+    "gpudash_job_gpu_memory_bytes": ("gpudash", 1.0),
+    "process_gpu_memory_MiB": (NVITOP, MIB),
+    "all_smi_process_memory_used_bytes": (ALL_SMI, 1.0),
+}
+# Host facts for the drift view: nvitop-exporter's driver and CUDA versions (gpudash's are in gpudash_machine_info).
+HOST_INFO = ("nvitop_info",)
+
 GPUDASH_LIVE = tuple(n for n, r in LIVE.items() if r.source == "gpudash")
-WANTED = frozenset(LIVE) | frozenset(BATCH) | frozenset(HEALTH)
+WANTED = frozenset(LIVE) | frozenset(BATCH) | frozenset(HEALTH) | frozenset(USAGE) | frozenset(HOST_INFO)
 
 
 def source_of(name: str) -> str:
     reading = LIVE.get(name)
     if reading is not None:
         return reading.source
+    if name in USAGE:
+        return USAGE[name][0]
+    if name == "nvitop_info":
+        return NVITOP
     if name.startswith("DCGM_"):
         return "dcgm"
     if name.startswith("gpudash_"):

@@ -99,15 +99,71 @@ def rows(fleet: FleetRound) -> list[list[str]]:
     return out
 
 
-def fleet_text(fleet: FleetRound) -> str:
-    lines = [headline(fleet), fmt.table(rows(fleet), HEADER)]
+def fleet_text(fleet: FleetRound, operators: bool = True) -> str:
+    """The table; with `operators`, a drift column and, under the table, totals by model, drift, and GPU memory
+    per user and job (gpudash.fleet.totals, gpudash.fleet.drift)."""
+    from gpudash.fleet.drift import drift, odd_facts
+
+    drifts = drift(fleet) if operators else []
+    table = rows(fleet)
+    header = HEADER
+    if drifts:
+        odd = odd_facts(drifts)
+        header = [*HEADER, "drift"]
+        for row in table:  # the host's first line names it and carries the mark
+            row.append(",".join(f"≠{f}" for f in odd.get(row[0], [])) if row[0] else "")
+    lines = [headline(fleet), fmt.table(table, header)]
     for host in fleet.hosts:
         if host.error and host.devices:  # stale hosts show their last values and why they are stale
             lines.append(f"{host.name}: {host.error}")
         if host.problems and host.devices:  # a degraded host: why
             lines.append(f"{host.name}: {host.status}: {'; '.join(host.problems)}")
+    if operators:
+        lines += operator_lines(fleet, drifts)
     lines += [f"note: {n}" for n in fleet.notes]
     return "\n".join(lines)
+
+
+def operator_lines(fleet: FleetRound, drifts) -> list[str]:
+    from gpudash.fleet.totals import by_model, usage
+
+    lines = []
+    totals = by_model(fleet)
+    if totals:
+        table = []
+        for t in totals:
+            memory = fmt.memory(int(t.memory_used_bytes), int(t.memory_total_bytes)) if t.memory_reported else fmt.NA
+            table.append(
+                [
+                    t.model,
+                    str(t.gpus),
+                    ratio(t.utilization_ratio) + _partial(t.utilization_reported, t.gpus),
+                    memory + _partial(t.memory_reported, t.gpus),
+                    (f"{t.power_watts / 1000:.2f} kW" if t.power_reported else fmt.NA)
+                    + _partial(t.power_reported, t.gpus),
+                ]
+            )
+        lines += ["", "totals over hosts up or degraded (MIG instances in their GPU):"]
+        lines.append(fmt.table(table, ["model", "gpus", "mean util", "memory", "power"]))
+    for d in drifts:
+        said = ", ".join(f"{host} {value}" for host, value in d.odd.items())
+        base = f"{d.majority} on most of {d.hosts} hosts" if d.majority else f"no majority among {d.hosts} hosts"
+        lines.append(f"drift: {d.fact} {base}; odd: {said}")
+    for by in ("user", "job"):
+        sums = usage(fleet, by)
+        if sums:
+            shown = "; ".join(
+                f"{u.name} {fmt.gib(int(u.memory_bytes))} GiB on {len(u.gpus)} GPU{'s' if len(u.gpus) != 1 else ''}"
+                for u in sums[:20]
+            )
+            more = f" (+{len(sums) - 20} more)" if len(sums) > 20 else ""
+            lines.append(f"GPU memory by {by}: {shown}{more}")
+    return lines
+
+
+def _partial(reported: int, of: int) -> str:
+    """ " (7 of 8)" when some GPUs gave no figure: the sum is over those that did."""
+    return f" ({reported} of {of})" if reported != of else ""
 
 
 def sparkline(values: list[float], width: int = 40) -> str:
