@@ -104,6 +104,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "refresh_interval": Key(1.0, float, 0.1, 60),
         "history_seconds": Key(600, int, 10, 86400),
         "theme": Key("textual-dark", str),
+        "memory_units": Key("GiB", str, choices=("GiB", "MiB")),  # the dashboard's memory: rounded, or exact
     },
     "snapshot": {
         "seconds": Key(3.0, float, 0, 600),

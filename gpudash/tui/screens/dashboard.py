@@ -25,6 +25,7 @@ from gpudash.actions import processes as process_action
 from gpudash.info import device_status
 from gpudash.models import LOST, Sample
 from gpudash.render import processes as proc_text
+from gpudash.render.driver_facts import driver_parts
 from gpudash.tui.widgets.device_detail import DeviceDetail, StepDevice
 from gpudash.tui.widgets.device_table import DeviceTable
 from gpudash.tui.widgets.host_line import HostLine
@@ -57,6 +58,10 @@ class DashboardView(Vertical):
         Binding("space", "tag", "Tag", show=False, tooltip="tag the process (signal several together)"),
         Binding("t", "toggle_tree", "Tree", show=False, tooltip="processes as a tree: each under its parent"),
         Binding("escape", "back", "Back", show=False, tooltip="back to all devices; clears the process filter"),
+        Binding("m", "toggle_exact_memory", "MiB", show=False, tooltip="memory exact to the MiB, or rounded GiB"),
+        Binding(
+            "w", "toggle_wide", "Wide", show=False, tooltip="every host part and device column (+N› marks left out)"
+        ),
     ]
 
     app: GpudashApp
@@ -81,6 +86,7 @@ class DashboardView(Vertical):
 
     def on_mount(self) -> None:
         self.query_one("#dash-alerts", Static).display = False
+        self._set_exact_memory(self.app.config["ui"]["memory_units"] == "MiB")
         self.app.samples_applied.subscribe(self, self.show_samples)
         self.app.machine_changed.subscribe(self, self.machine_changed)
         if self.app.latest:
@@ -112,7 +118,9 @@ class DashboardView(Vertical):
             return  # another tab is showing; the app republishes the latest samples when this one is shown
         app = self.app
         with app.batch_update():
-            self.query_one(HostLine).show_load(app.host_load)
+            host_line = self.query_one(HostLine)
+            host_line.show_facts(driver_parts(app.machine.devices, app.machine.runtime, samples))
+            host_line.show_load(app.host_load)
             if self.detail_open:
                 detail = self.query_one(DeviceDetail)
                 if detail.device is not None:
@@ -156,7 +164,10 @@ class DashboardView(Vertical):
         table = self.device_table
         if not self.size.height:
             return
-        taken = 1 + (1 if self.query_one("#dash-alerts", Static).display else 0)  # host line, alerts
+        host_rows = self.query_one(HostLine).styles.height
+        taken = (int(host_rows.value) if host_rows is not None else 1) + (
+            1 if self.query_one("#dash-alerts", Static).display else 0
+        )  # host line (two rows with `w`), alerts
         room = self.size.height - taken - PROCESS_ROWS_KEPT
         wanted = len(table.row_keys) + 1
         height = max(2, min(wanted, room))
@@ -213,6 +224,23 @@ class DashboardView(Vertical):
         device = self.device_table.device_of(self.device_table.highlighted_key)
         if device is not None:
             self.run_worker(self._open_detail(device.key), exclusive=True, group="detail")
+
+    def _set_exact_memory(self, exact: bool) -> None:
+        self.query_one(HostLine).exact_memory = exact
+        self.device_table.exact_memory = exact
+
+    def action_toggle_exact_memory(self) -> None:
+        """Memory to the MiB ("62771/81559MiB", as nvidia-smi) or rounded ("61/80G"); [ui] memory_units starts it."""
+        self._set_exact_memory(not self.device_table.exact_memory)
+        self.query_one(HostLine).show_load(self.app.host_load)
+        self.device_table.redraw()
+
+    def action_toggle_wide(self) -> None:
+        """Every part of the host line (wrapping onto a second line) and every device column."""
+        host_line = self.query_one(HostLine)
+        host_line.show_all = not host_line.show_all
+        host_line.show_load(self.app.host_load)
+        self._fit_heights()
 
     def action_back(self) -> None:
         if self.detail_open:

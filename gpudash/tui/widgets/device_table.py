@@ -20,6 +20,7 @@ from gpudash.info import device_status, precision_support
 from gpudash.models import LOST, DeviceInfo, MigInstance, Sample
 from gpudash.render import monitor
 from gpudash.render.formatting import NA
+from gpudash.render.memory_units import used_of_mib
 from gpudash.tui.widgets.bars import Palette, bar, level_style
 from gpudash.tui.widgets.health_mark import health_mark
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
@@ -88,6 +89,7 @@ class DeviceTable(LiveTable):
         self.health: Mapping[str, Any] = {}  # device key -> DeviceHealth: the HEALTH mark (app.health_applied)
         self._palette: Palette | None = None
         self._bars: dict[tuple[int, bool, bool], tuple[int, int]] = {}  # layout -> (util, memory) bar widths
+        self.exact_memory = False  # `m` or [ui] memory_units = "MiB": memory to the MiB ("62771/81559MiB")
         self.set_devices(devices)
 
     def on_mount(self) -> None:
@@ -211,7 +213,7 @@ class DeviceTable(LiveTable):
             "mem": Text.assemble(
                 bar(mem_frac, mem_w, level_style(mem_frac, p.memory, p, MEMORY_WARN, MEMORY_ERROR), p.track),
                 " ",
-                self._value(monitor.used_of(used, total, wide=wide)),
+                self._value(self._used_of(used, total, wide)),
             ),
             "temp": self._value(
                 monitor.temperature(sample.temperature_c),
@@ -238,10 +240,13 @@ class DeviceTable(LiveTable):
             "mem": Text.assemble(
                 bar(frac, mem_w, level_style(frac, p.memory, p, MEMORY_WARN, MEMORY_ERROR), p.track),
                 " ",
-                self._value(monitor.used_of(used, total, wide=fields is WIDE)),
+                self._value(self._used_of(used, total, fields is WIDE)),
             ),
         }
         return [cells.get(f.key, Text("")) for f in fields]
+
+    def _used_of(self, used: int | None, total: int | None, wide: bool) -> str:
+        return used_of_mib(used, total) if self.exact_memory else monitor.used_of(used, total, wide=wide)
 
     def _value(self, text: str, style: Style | None = None) -> Text:
         if text == NA:
