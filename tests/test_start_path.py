@@ -114,3 +114,76 @@ async def test_the_first_reading_is_taken_before_the_mount_and_health_after_it()
             assert set(app.health) == {"nvidia:0", "nvidia:1"}
     finally:
         machine.close()
+
+
+def _footer_keys(app) -> list[str]:
+    from textual.widgets._footer import FooterKey
+
+    from gpudash.tui.widgets.settled_footer import SettledFooter
+
+    return [key.description for key in app.query_one(SettledFooter).query(FooterKey)]
+
+
+async def test_the_footer_is_built_once_after_the_first_reading_and_follows_the_keys():
+    from gpudash.tui.widgets.settled_footer import SettledFooter
+
+    machine = discover(include_torch=False)
+    config = defaults()
+    config["ui"]["refresh_interval"] = 3600.0
+    try:
+        app = create_app(machine, config, add_torch_view=lambda m: None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            footer = app.query_one(SettledFooter)
+            await wait_until(pilot, lambda: bool(_footer_keys(app)), timeout=30)
+            assert "Quit" in _footer_keys(app) and "SIGTERM" in _footer_keys(app)  # the app's and the dashboard's
+            assert footer.builds == 1  # the first screen's focus changes folded into one build
+            # Another view's keys: the footer follows the focus, as Textual's does.
+            await pilot.press("c")
+            await wait_until(pilot, lambda: "SIGTERM" not in _footer_keys(app))
+            assert footer.builds >= 2 and "Quit" in _footer_keys(app)
+            await pilot.press("d")
+            await wait_until(pilot, lambda: "SIGTERM" in _footer_keys(app))
+    finally:
+        machine.close()
+
+
+@pytest.mark.parametrize("latest_s", [3600.0, 0.2])
+async def test_the_footer_waits_for_the_first_reading_or_its_time_limit(monkeypatch, latest_s):
+    import gpudash.tui.app as tui_app
+
+    monkeypatch.setattr(tui_app, "FOOTER_AT_THE_LATEST_S", latest_s)
+    machine = discover(include_torch=False)
+    gate = threading.Event()
+    for key, sampler in list(machine.samplers.items()):
+        machine.samplers[key] = lambda sampler=sampler: gate.wait(30) and sampler()
+    try:
+        app = create_app(machine, defaults(), add_torch_view=lambda m: None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            if latest_s > 60:  # no keys while the first reading is out (the focus is still settling then)
+                for _ in range(5):
+                    await pilot.pause(0.05)
+                    assert _footer_keys(app) == [] and not app.latest
+                gate.set()
+                await wait_until(pilot, lambda: bool(app.latest) and bool(_footer_keys(app)), timeout=30)
+            else:  # a reading that takes its time: the keys come at the time limit all the same
+                await wait_until(pilot, lambda: bool(_footer_keys(app)), timeout=30)
+                assert not app.latest
+                gate.set()
+    finally:
+        gate.set()
+        machine.close()
+
+
+def test_the_first_screen_imports_no_chart_library_and_a_card_still_gets_its_chart():
+    import subprocess
+
+    code = (
+        "import sys; import gpudash.tui.app, gpudash.tui.screens.dashboard; "
+        "print(sorted(m for m in ('plotext', 'textual_plotext', 'gpudash.tui.widgets.history_chart') if m in sys.modules)); "
+        "from gpudash.tui.widgets import DeviceCard; from gpudash.models import DeviceInfo; "
+        "card = DeviceCard(DeviceInfo(vendor='cpu', index=0, name='x', sources=['cpu']), interval_s=1, window_s=60); "
+        "print(type(card.chart).__name__, 'plotext' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"  # the dashboard's first screen shows no chart
+    assert out[1] == "HistoryChart True"  # a card (the detail view, on demand) has its chart

@@ -22,7 +22,7 @@ from textual.notifications import SeverityLevel
 from textual.signal import Signal
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
 from textual.worker import Worker, WorkerState
 
 from gpudash import devices, lifetime, store
@@ -41,6 +41,9 @@ from gpudash.tui.commands import GpudashCommands
 from gpudash.tui.health_watch import HealthWatch
 from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.views import ViewSpec
+from gpudash.tui.widgets.settled_footer import SettledFooter
+
+FOOTER_AT_THE_LATEST_S = 1.0  # the footer's keys, when the first reading is slower than that
 
 
 def source_line(machine: Machine, torch_state: str) -> str:
@@ -118,7 +121,8 @@ class GpudashApp(App[int]):
                 with TabPane(spec.title, id=spec.pane_id):
                     if position == 0:  # the others are built when first shown
                         yield spec.build(self)
-        yield Footer()
+        self._footer = SettledFooter()  # its keys come once the first reading is shown
+        yield self._footer
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.focus_view, self.query_one(f"#{self.views[0].pane_id}"))
@@ -127,6 +131,7 @@ class GpudashApp(App[int]):
                 f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
             )
         self._start_poll()
+        self.set_timer(FOOTER_AT_THE_LATEST_S, self._footer.settle)  # a first reading that takes its time
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
         self._watch_terminal()
@@ -219,6 +224,7 @@ class GpudashApp(App[int]):
             if not self._health_started:  # after the first frame's reading: its 60 driver calls per GPU
                 self._health_started = True  # would hold the driver's child while that reading waits
                 self.call_after_refresh(self.health_watch.start)
+                self.call_after_refresh(self._footer.settle)
             if event.state == WorkerState.ERROR:
                 self.notify(f"sampling failed: {worker.error}", severity="error")
             if not self.paused:

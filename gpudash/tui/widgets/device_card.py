@@ -19,8 +19,8 @@ from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
 from gpudash.render.na_reasons import WAITING, na_reason
+from gpudash.tui.widgets.chart_lines import LINES
 from gpudash.tui.widgets.gauge import Gauge
-from gpudash.tui.widgets.history_chart import LINES, HistoryChart
 from gpudash.tui.widgets.precision_badges import PrecisionBadges
 
 # The gauges use the chart's colours, so a line can be matched to its gauge at a glance.
@@ -90,6 +90,8 @@ class DeviceCard(Vertical):
     def __init__(self, device: DeviceInfo, *, interval_s: float, window_s: float) -> None:
         super().__init__(id=card_id(device), classes="device-card")
         self.device = device
+        from gpudash.tui.widgets.history_chart import HistoryChart  # plotext: only once a card is opened
+
         self.chart = HistoryChart(interval_s, window_s)
         self.sample: Sample | None = None
 

@@ -26,9 +26,9 @@ from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
 from gpudash.render.device_health import health_detail
 from gpudash.render.na_reasons import na_reason
+from gpudash.tui.widgets.chart_lines import LINES
 from gpudash.tui.widgets.device_card import DeviceCard, missing_reason
 from gpudash.tui.widgets.device_table import mig_label
-from gpudash.tui.widgets.history_chart import LINES
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable
 
 if TYPE_CHECKING:

@@ -17,9 +17,8 @@ from textual.timer import Timer
 from textual_plotext import PlotextPlot
 
 from gpudash.history import downsample
+from gpudash.tui.widgets.chart_lines import LINES
 
-# series name -> (legend label, theme colour variable); the card's gauges use the same colours
-LINES = {"memory_pct": ("mem %", "$primary"), "utilization_pct": ("util %", "$accent")}
 AXIS_WIDTH = 6  # columns plotext spends on y tick labels and the frame
 # Quarter blocks, not braille: a third cheaper to build, and present in every monospace font.
 MARKER = "hd"
