@@ -116,6 +116,7 @@ def test_totals_drift_and_memory_per_user_and_job_in_text_and_json(capsys):
     assert h100["memory_total_bytes"] == 6 * 80 * GIB + 2 * 81559 * 2**20
     assert h100["utilization_ratio"] == pytest.approx((6 * 0.5 + 0.37 + 0.81) / 8)
     assert totals["AMD Instinct MI300X"]["gpus"] == 2 and totals["all"]["gpus"] == 11
+    assert {d["vendor"] for d in doc["drift"]} == {"nvidia"}  # smi1 is mostly AMD: compared with AMD hosts only
     drift = {d["fact"]: d for d in doc["drift"]}
     assert drift["driver"]["majority"] == "550.54.15" and drift["driver"]["odd"] == {"dgx-03": "535.104.05"}
     assert drift["driver"]["hosts"] == 4  # three gpudash hosts and nvitop's nvitop_info
@@ -129,7 +130,7 @@ def test_totals_drift_and_memory_per_user_and_job_in_text_and_json(capsys):
     row = next(line for line in text.splitlines() if line.startswith("dgx-03"))
     assert row.rstrip().endswith("≠driver,≠torch")
     assert "nv1" not in text and "smi1" not in text
-    assert "drift: driver 550.54.15 on most of 3 hosts; odd: dgx-03 535.104.05" in text
+    assert "drift: driver (nvidia hosts) 550.54.15 on most of 3 hosts; odd: dgx-03 535.104.05" in text
     total = next(line for line in text.splitlines() if line.startswith("NVIDIA H100 80GB HBM3"))
     assert total.split()[4] == "6" and "3.00 kW" in total
     assert "GPU memory by user: carol 18.0 GiB on 3 GPUs" in text

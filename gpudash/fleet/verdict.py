@@ -26,8 +26,9 @@ def judge(host: Host, expected_gpus: int | None) -> None:
     gpus = host.gpus
     if expected_gpus is not None and gpus < expected_gpus:
         problems.append(f"{gpus} GPU{'s' if gpus != 1 else ''} of {expected_gpus} expected")
-    empty = not host.devices and expected_gpus is None
-    if not host.devices and expected_gpus != 0:
+    answered = host.status == UP  # an unreachable host shows nothing because it did not answer: its error says so
+    empty = answered and not host.devices and expected_gpus is None
+    if answered and not host.devices and expected_gpus != 0:
         problems.append(NO_DEVICES)
     host.problems = problems
     if host.status == UP and problems:

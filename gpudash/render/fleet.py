@@ -148,7 +148,7 @@ def operator_lines(fleet: FleetRound, drifts) -> list[str]:
     for d in drifts:
         said = ", ".join(f"{host} {value}" for host, value in d.odd.items())
         base = f"{d.majority} on most of {d.hosts} hosts" if d.majority else f"no majority among {d.hosts} hosts"
-        lines.append(f"drift: {d.fact} {base}; odd: {said}")
+        lines.append(f"drift: {d.fact} ({d.vendor} hosts) {base}; odd: {said}")
     for by in ("user", "job"):
         sums = usage(fleet, by)
         if sums:
