@@ -95,6 +95,8 @@ async def test_first_screen_at_80_columns_names_driver_cuda_and_compute_mode(mon
         assert host.dropped and host.dropped == [t for t in HOST_DROP_ORDER if t in host.dropped]
         assert host.dropped[0] == "load" and line.endswith(f"+{len(host.dropped)}›")
         # w: every part, the line wrapping at a separator onto a second one.
+        app.query_one(DeviceTable).focus()
+        await wait_until(pilot, lambda: isinstance(app.focused, DeviceTable))
         await pilot.press("w")
         await wait_until(pilot, lambda: "load " in _host_text(app))
         full = _host_text(app)
@@ -128,6 +130,8 @@ async def test_m_shows_memory_to_the_mib_and_the_setting_starts_there(monkeypatc
     async with app.run_test(size=(120, 30)) as pilot:
         table = await _ready(pilot, app)
         assert "MiB" not in memory_cell(table)
+        table.focus()
+        await wait_until(pilot, lambda: app.focused is table)
         await pilot.press("m")
         await wait_until(pilot, lambda: "MiB" in memory_cell(table))
         assert re.search(rf"\b\d+/{total_mib}MiB\b", memory_cell(table))

@@ -240,6 +240,11 @@ class DashboardView(Vertical):
         host_line = self.query_one(HostLine)
         host_line.show_all = not host_line.show_all
         host_line.show_load(self.app.host_load)
+        table = self.device_table
+        table.show_all = host_line.show_all
+        table.redraw()
+        if not table.show_all:
+            table.scroll_to(x=0, animate=False)
         self._fit_heights()
 
     def action_back(self) -> None:

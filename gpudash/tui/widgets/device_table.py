@@ -1,9 +1,11 @@
 """The dense device view: one line per device, MIG devices indented under their GPU (nvitop's compact mode).
 
-Columns follow the width: at 80 columns index, name, util and memory bars, temperature, power and limit,
-fan, SM clock and the precision mark; from 120 columns wider bars, the memory clock, P-state and
-encoder/decoder too. n/a cells are dim; their reasons are in the detail view (enter). A lost GPU says LOST
-with the driver's reason code.
+Every column is offered: index, name, util and memory bars, temperature, power and limit, fan, SM clock,
+memory clock, P-state, encoder/decoder, the precision mark and HEALTH. Where they do not all fit with the name
+whole, whole columns are left out in DROP_ORDER (documented in docs/cli.md, "The dashboard on a narrow
+terminal") and a last column counts them ("+3›"); at 80 columns HEALTH stays. `w` shows every column, the table
+scrolling sideways (left/right); enter opens the device's detail with every field. n/a cells are dim; their
+reasons are in the detail view. A lost GPU says LOST with the driver's reason code.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from textual.binding import Binding
 from gpudash.info import device_status, precision_support
 from gpudash.models import LOST, DeviceInfo, MigInstance, Sample
 from gpudash.render import monitor
+from gpudash.render.column_fit import dropped_marker, fit_columns
 from gpudash.render.formatting import NA
 from gpudash.render.memory_units import used_of_mib
 from gpudash.tui.widgets.bars import Palette, bar, level_style
@@ -38,7 +41,7 @@ class Field:
     right: bool = False
 
 
-NARROW = (
+WIDE = (
     Field("gpu", "GPU"),
     Field("name", "NAME"),
     Field("util", "UTIL"),
@@ -46,12 +49,6 @@ NARROW = (
     Field("temp", "TEMP", True),
     Field("power", "POWER", True),
     Field("fan", "FAN", True),
-    Field("clock", "MHz", True),
-    Field("prec", "PREC"),
-    Field("health", "HEALTH"),
-)
-WIDE = (
-    *NARROW[:7],
     Field("clock", "SM MHz", True),
     Field("mclock", "MEM MHz", True),
     Field("pstate", "PERF"),
@@ -59,6 +56,10 @@ WIDE = (
     Field("prec", "PREC"),
     Field("health", "HEALTH"),
 )
+# The columns left out first where the table is too narrow (by header). GPU, NAME, UTIL, MEMORY and HEALTH
+# are never left out: the table scrolls sideways instead.
+DROP_ORDER = ("ENC/DEC", "PERF", "MEM MHz", "FAN", "SM MHz", "PREC", "TEMP", "POWER")
+CLOCK_ALONE = Field("clock", "MHz", True)  # the SM clock's header once the memory clock is left out
 
 
 UTIL_BAR_MAX, MEMORY_BAR_MAX = 20, 24
@@ -88,8 +89,11 @@ class DeviceTable(LiveTable):
         self.samples: Mapping[str, Sample] = {}
         self.health: Mapping[str, Any] = {}  # device key -> DeviceHealth: the HEALTH mark (app.health_applied)
         self._palette: Palette | None = None
-        self._bars: dict[tuple[int, bool, bool], tuple[int, int]] = {}  # layout -> (util, memory) bar widths
+        self._bars: dict[tuple, tuple[int, int]] = {}  # layout -> (util, memory) bar widths
         self.exact_memory = False  # `m` or [ui] memory_units = "MiB": memory to the MiB ("62771/81559MiB")
+        self.show_all = False  # `w`: every column, scrolling sideways
+        self.dropped: list[str] = []  # the headers of the columns left out, in DROP_ORDER
+        self._wide_text = False  # figures in their long form ("61.3/79.6 GiB"), from WIDE_AT columns
         self.set_devices(devices)
 
     def on_mount(self) -> None:
@@ -135,11 +139,12 @@ class DeviceTable(LiveTable):
         if not self.is_mounted:
             return
         width = self.size.width or self.app.size.width
-        fields = WIDE if width >= WIDE_AT else NARROW
+        self._wide_text = width >= WIDE_AT
         scrolling = self._row_count() > self._visible_rows()
+        fields = self._fitting_fields(width, scrolling)
         # The bars take the columns the others leave. Last reading's bar widths usually still fit exactly;
         # when not, once more from the smallest bars.
-        layout = (width, scrolling, fields is WIDE)
+        layout = (width, scrolling, tuple(f.header for f in fields), self.exact_memory)
         util_w, mem_w = self._bars.get(layout) or bar_widths(width)
         rows = self._rows(fields, util_w, mem_w)
         spare = self._spare(fields, rows, width, scrolling)
@@ -156,7 +161,31 @@ class DeviceTable(LiveTable):
         widths = self._widths(fields, rows, width, scrolling)
         columns = [LiveColumn(f.key, self._header(f, widths[f.key]), widths[f.key] + 1) for f in fields]
         clipped = [(key, [self._fit(cell, f, widths[f.key]) for cell, f in zip(cells, fields)]) for key, cells in rows]
+        if self.dropped:  # a last column counting what was left out; `w` or enter shows it
+            marker = dropped_marker(self.dropped)
+            columns.append(LiveColumn("dropped", Text(" " + marker, style="dim"), len(marker) + 1))
+            clipped = [(key, [*cells, Text("")]) for key, cells in clipped]
         self.show(columns, clipped)
+
+    def _marker_width(self) -> int:
+        return len(dropped_marker(self.dropped)) + 1 if self.dropped else 0
+
+    def _fitting_fields(self, width: int, scrolling: bool) -> tuple[Field, ...]:
+        """Every column that fits beside the others with the name whole and the bars at their smallest,
+        leaving whole columns out in DROP_ORDER (with `w`, every column)."""
+        self.dropped = []
+        if not self.show_all:
+            util_w, mem_w = bar_widths(width)
+            plain = [[cell.plain for cell in cells] for _, cells in self._rows(WIDE, util_w, mem_w)]
+            header = [f.header for f in WIDE]
+            room = width - int(scrolling)  # each column: its widest cell and a leading space
+            kept, self.dropped = fit_columns(header, plain, room, DROP_ORDER, gap=1, marker=len("+9›") + 1)
+            fields = tuple(WIDE[i] for i in kept)
+        else:
+            fields = WIDE
+        if not any(f.key == "mclock" for f in fields):
+            fields = tuple(CLOCK_ALONE if f.key == "clock" else f for f in fields)
+        return fields
 
     def _rows(self, fields: Sequence[Field], util_w: int, mem_w: int) -> list[Row]:
         rows: list[Row] = []
@@ -173,7 +202,7 @@ class DeviceTable(LiveTable):
         widths = self._widths(fields, rows, width, scrolling)
         index = next(i for i, f in enumerate(fields) if f.key == "name")
         widths["name"] = max([8] + [cells[index].cell_len for _, cells in rows if index < len(cells)])
-        return width - sum(w + 1 for w in widths.values()) - int(scrolling)
+        return width - sum(w + 1 for w in widths.values()) - int(scrolling) - self._marker_width()
 
     def _row_count(self) -> int:
         return sum(1 + len((s.mig_instances if (s := self.samples.get(d.key)) else None) or []) for d in self.devices)
@@ -198,7 +227,7 @@ class DeviceTable(LiveTable):
         if sample is None:
             waiting = {"gpu": label, "name": name, "util": Text("…", style=p.muted), "health": mark}
             return [waiting.get(f.key, Text("")) for f in fields]
-        wide = fields is WIDE
+        wide = self._wide_text
         util = sample.utilization_pct
         util_frac = None if util is None else util / 100
         used = sample.memory_used_bytes
@@ -240,7 +269,7 @@ class DeviceTable(LiveTable):
             "mem": Text.assemble(
                 bar(frac, mem_w, level_style(frac, p.memory, p, MEMORY_WARN, MEMORY_ERROR), p.track),
                 " ",
-                self._value(self._used_of(used, total, fields is WIDE)),
+                self._value(self._used_of(used, total, self._wide_text)),
             ),
         }
         return [cells.get(f.key, Text("")) for f in fields]
@@ -261,7 +290,7 @@ class DeviceTable(LiveTable):
         for i, f in enumerate(fields):
             widths[f.key] = max([len(f.header)] + [cells[i].cell_len for _, cells in rows if i < len(cells)])
         others = sum(w + 1 for k, w in widths.items() if k != "name")
-        room = width - others - 1 - (1 if scrolling else 0)  # one leading space per column; the scrollbar
+        room = width - others - 1 - (1 if scrolling else 0) - self._marker_width()  # leading spaces; scrollbar
         widths["name"] = max(8, min(widths["name"], room))
         return widths
 
