@@ -152,6 +152,12 @@ class Sample:
     mig_mode_pending: str | None = None  # the mode after the next GPU reset
     mig_instances: list[MigInstance] | None = None  # one per MIG device when MIG is enabled
     status: str = OK  # LOST when the GPU fell off the bus since it was enumerated
+    bar1_used_bytes: int | None = None  # NVIDIA: the BAR1 aperture the CPU and peers map GPU memory through
+    bar1_total_bytes: int | None = None
+    pcie_tx_bytes_per_s: float | None = None  # NVIDIA: PCIe throughput over NVML's last 20 ms
+    pcie_rx_bytes_per_s: float | None = None
+    nvlink_tx_bytes_per_s: float | None = None  # NVIDIA: every active link, between two readings
+    nvlink_rx_bytes_per_s: float | None = None
 
 
 @dataclass

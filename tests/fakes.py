@@ -231,6 +231,23 @@ def make_fake_pynvml(
     api("nvmlDeviceGetComputeMode")(lambda h: _COMPUTE_MODES[reading("compute_mode", "default")(h)])
     api("nvmlDeviceGetTotalEccErrors")(lambda h, error_type, counter: reading("ecc_errors_uncorrected", 0)(h))
 
+    # BAR1 and PCIe throughput: NotSupported unless the device gives bar1_total_bytes / the sample a PCIe rate.
+    @api("nvmlDeviceGetBAR1MemoryInfo")
+    def _bar1(h):
+        total = devices[h.index].get("bar1_total_bytes")
+        if total is None:
+            raise real_pynvml.NVMLError_NotSupported()
+        used = sample_of(h).get("bar1_used_bytes", 0)
+        return types.SimpleNamespace(bar1Total=total, bar1Free=total - used, bar1Used=used)
+
+    @api("nvmlDeviceGetPcieThroughput")
+    def _pcie_throughput(h, counter):
+        name = "pcie_tx_bytes_per_s" if counter == real_pynvml.NVML_PCIE_UTIL_TX_BYTES else "pcie_rx_bytes_per_s"
+        rate = sample_of(h).get(name)
+        if rate is None:
+            raise real_pynvml.NVMLError_NotSupported()
+        return int(rate // 1024)  # NVML's KB/s
+
     @api("nvmlDeviceGetMigMode")
     def _mig_mode(h):
         sample = sample_of(h)
@@ -401,8 +418,26 @@ def _health_api(api, devices):
         rows = value(h, "remapped_rows")
         return (rows["corrected"], rows["uncorrected"], int(rows["pending"]), int(rows["failed"]))
 
+    started = time.monotonic()
+    throughput = {
+        real_pynvml.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX: "tx",
+        real_pynvml.NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX: "rx",
+    }
+
+    def nvlink_kib(h, field_id, number):
+        """A link's data counter in KiB: its "tx_kib_per_s"/"rx_kib_per_s" times the seconds since the fake began."""
+        rate = link(h, number).get(f"{throughput[field_id]}_kib_per_s", 0)
+        return int(rate * (time.monotonic() - started))
+
     @api("nvmlDeviceGetFieldValues")
     def _fields(h, ids):
+        if ids and isinstance(ids[0], tuple) and ids[0][0] in throughput:  # NVLink data counters, per link
+            return [
+                types.SimpleNamespace(
+                    fieldId=f, scopeId=n, nvmlReturn=0, value=types.SimpleNamespace(ullVal=nvlink_kib(h, f, n))
+                )
+                for f, n in ids
+            ]
         found = health[h.index]["recovery_action"]
         error = nvml_error(found) if isinstance(found, str) else None
         return [

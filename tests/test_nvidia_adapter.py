@@ -49,6 +49,13 @@ def test_sample_converts_units(monkeypatch):
         "fan_speed_pct": "NotSupported",
         "mig_mode": "NotSupported",
         "mig_mode_pending": "NotSupported",
+        # nor BAR1, PCIe or NVLink figures (tests/test_device_traffic.py gives them)
+        "bar1_used_bytes": "NotSupported",
+        "bar1_total_bytes": "NotSupported",
+        "pcie_tx_bytes_per_s": "NotSupported",
+        "pcie_rx_bytes_per_s": "NotSupported",
+        "nvlink_tx_bytes_per_s": "no active NVLink",
+        "nvlink_rx_bytes_per_s": "no active NVLink",
     }
 
 
@@ -63,14 +70,19 @@ def test_every_field_gpustat_and_nvitop_show(monkeypatch):
         compute_mode="exclusive_process",
         ecc_errors_uncorrected=2,
         mig_mode="disabled",
+        bar1_used_bytes=2 * 1024**2,
+        pcie_tx_bytes_per_s=4096,
+        pcie_rx_bytes_per_s=8192,
     )
+    dev["bar1_total_bytes"] = 128 * 1024**3
     s = open_backend(monkeypatch, [dev]).sample(0)
     assert (s.fan_speed_pct, s.encoder_utilization_pct, s.decoder_utilization_pct) == (45, 12, 3)
     assert (s.performance_state, s.persistence_mode, s.display_active) == ("P2", "disabled", True)
     assert (s.compute_mode, s.ecc_errors_uncorrected) == ("exclusive_process", 2)
     assert (s.mig_mode, s.mig_mode_pending, s.mig_instances) == ("disabled", "disabled", None)
     assert (s.sm_clock_mhz, s.memory_clock_mhz, s.power_limit_w) == (1755, 2619, 700.0)
-    assert s.unavailable == {}
+    assert (s.bar1_used_bytes, s.pcie_tx_bytes_per_s, s.pcie_rx_bytes_per_s) == (2 * 1024**2, 4096, 8192)
+    assert s.unavailable == {"nvlink_tx_bytes_per_s": "no active NVLink", "nvlink_rx_bytes_per_s": "no active NVLink"}
 
 
 @pytest.mark.parametrize("field", sorted(FIELD_CALLS))

@@ -15,6 +15,7 @@ from gpudash.devices.fields import error_reason, is_lost, lost_reason, read_fiel
 from gpudash.devices.nvml_health import XidWatch, read_counters
 from gpudash.devices.nvml_mig import mig_state
 from gpudash.devices.nvml_processes import NvmlProcesses
+from gpudash.devices.nvml_throughput import NvlinkRates, bar1, pcie
 from gpudash.models import LOST, DeviceInfo, Sample
 
 
@@ -63,6 +64,7 @@ class NvmlBackend:
         self._memory_v2: bool | None = None  # None until a v2 memory query has answered or failed
         self._settings: dict[int, tuple[float, dict, dict[str, str]]] = {}
         self.processes = NvmlProcesses(self.nvml)
+        self._nvlink = NvlinkRates(self.nvml)  # NVLink rates: counters between two readings
         self._xids: XidWatch | None = None  # XID events, watched from the first health reading on
         self.unavailable: dict[str, str] = {}  # "driver" / "cuda_driver" -> reason
         self.driver_version = text(read_field(self.unavailable, "driver", self.nvml.nvmlSystemGetDriverVersion))
@@ -194,6 +196,13 @@ class NvmlBackend:
             unavailable=missing,
             **settings,
         )
+        traffic = {
+            **bar1(nv, handle, missing),
+            **pcie(nv, handle, missing),
+            **self._nvlink.read(index, handle, missing),
+        }
+        for name, value in traffic.items():  # BAR1, PCIe and NVLink (gpudash.devices.nvml_throughput)
+            setattr(sample, name, value)
         missing.update({k: v for k, v in self._settings[index][2].items() if k not in missing})
         if memory is None:
             missing.setdefault("memory_used_bytes", missing.get("memory", "unavailable"))

@@ -19,6 +19,7 @@ from gpudash.knowledge import arch_for
 from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
 from gpudash.render.na_reasons import WAITING, na_reason
+from gpudash.render.throughput import traffic_line
 from gpudash.tui.widgets.chart_lines import LINES
 from gpudash.tui.widgets.gauge import Gauge
 from gpudash.tui.widgets.precision_badges import PrecisionBadges
@@ -103,6 +104,7 @@ class DeviceCard(Vertical):
                 yield Gauge("mem", colour=MEMORY_COLOUR, warn_at=0.9, error_at=0.97, id="memory")
                 yield Gauge("util", colour=UTIL_COLOUR, id="util")
                 yield Line(classes="readings")
+                yield Line(classes="traffic")  # memory bandwidth, BAR1, PCIe, NVLink: what the driver read
                 yield Line(classes="processes")
                 yield PrecisionBadges()
                 yield Line(classes="na-reasons")
@@ -152,6 +154,7 @@ class DeviceCard(Vertical):
         tooltip = "\n".join(f"{label}: {why}" for label, why in missing.items() if label not in ("memory", "util"))
         if readings.tooltip != (tooltip or None):
             readings.tooltip = tooltip or None
+        self.query_one(".traffic", Line).set(Content(traffic_line(sample) if sample else ""))
         self.query_one(".processes", Line).set(processes_text(sample, dev, missing))
         for name, why in dev.unavailable.items():  # static facts the adapters could not read
             missing.setdefault(name.replace("_", " "), why)

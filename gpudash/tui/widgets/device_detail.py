@@ -26,6 +26,7 @@ from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render import formatting as fmt
 from gpudash.render.device_health import health_detail
 from gpudash.render.na_reasons import na_reason
+from gpudash.render.throughput import bar1_text, tx_rx
 from gpudash.tui.widgets.chart_lines import LINES
 from gpudash.tui.widgets.device_card import DeviceCard, missing_reason
 from gpudash.tui.widgets.device_table import mig_label
@@ -57,7 +58,19 @@ FIELDS = (
     FieldRow("max clock", "max_clock_mhz", lambda d, s, r: _unit(d.max_clock_mhz, "MHz"), source="device"),
     FieldRow("memory", "memory_used_bytes", lambda d, s, r: _memory(d, s)),
     FieldRow("utilization", "utilization_pct", lambda d, s, r: _pct(s.utilization_pct)),
-    FieldRow("memory busy", "memory_utilization_pct", lambda d, s, r: _pct(s.memory_utilization_pct), GPU_ONLY),
+    FieldRow(
+        "memory bandwidth busy", "memory_utilization_pct", lambda d, s, r: _pct(s.memory_utilization_pct), GPU_ONLY
+    ),
+    FieldRow("BAR1 memory", "bar1_used_bytes", lambda d, s, r: bar1_text(s), NVIDIA_ONLY),
+    FieldRow(
+        "PCIe", "pcie_tx_bytes_per_s", lambda d, s, r: tx_rx(s.pcie_tx_bytes_per_s, s.pcie_rx_bytes_per_s), NVIDIA_ONLY
+    ),
+    FieldRow(
+        "NVLink",
+        "nvlink_tx_bytes_per_s",
+        lambda d, s, r: tx_rx(s.nvlink_tx_bytes_per_s, s.nvlink_rx_bytes_per_s),
+        NVIDIA_ONLY,
+    ),
     FieldRow("temperature", "temperature_c", lambda d, s, r: _unit(s.temperature_c, "°C")),
     FieldRow("power draw", "power_w", lambda d, s, r: _unit(s.power_w, "W", 1)),
     FieldRow("power limit", "power_limit_w", lambda d, s, r: _unit(s.power_limit_w, "W"), GPU_ONLY),
