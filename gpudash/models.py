@@ -158,6 +158,7 @@ class Sample:
     pcie_rx_bytes_per_s: float | None = None
     nvlink_tx_bytes_per_s: float | None = None  # NVIDIA: every active link, between two readings
     nvlink_rx_bytes_per_s: float | None = None
+    memory_source: str | None = None  # "unified (host memory)": a GPU without memory of its own (GB10)
 
 
 @dataclass

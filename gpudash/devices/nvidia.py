@@ -16,6 +16,7 @@ from gpudash.devices.nvml_health import XidWatch, read_counters
 from gpudash.devices.nvml_mig import mig_state
 from gpudash.devices.nvml_processes import NvmlProcesses
 from gpudash.devices.nvml_throughput import NvlinkRates, bar1, pcie
+from gpudash.devices.unified_memory import UNIFIED, host_memory
 from gpudash.models import LOST, DeviceInfo, Sample
 
 
@@ -159,6 +160,12 @@ class NvmlBackend:
         memory = self._memory(handle, missing)
         if is_lost(missing.get("memory")):  # fell off the bus since enumeration: stop asking
             return lost_sample(missing["memory"])
+        source = None
+        if memory is None and missing.get("memory") == "NotSupported":  # unified memory (GB10): the host's
+            memory = host_memory()
+            if memory is not None:
+                source = UNIFIED
+                del missing["memory"]
         util = read_field(missing, "utilization_pct", lambda: nv.nvmlDeviceGetUtilizationRates(handle))
         power_mw = read_field(missing, "power_w", lambda: nv.nvmlDeviceGetPowerUsage(handle))
         encoder = read_field(missing, "encoder_utilization_pct", lambda: nv.nvmlDeviceGetEncoderUtilization(handle))
@@ -194,6 +201,7 @@ class NvmlBackend:
             processes=processes,
             timestamp=time.time(),
             unavailable=missing,
+            memory_source=source,
             **settings,
         )
         traffic = {

@@ -134,6 +134,8 @@ class DeviceCard(Vertical):
             missing["memory"] = missing_reason("memory_used_bytes", sample, dev)
         fraction = used / total if used is not None and total else None
         text = fmt.memory(used, total) + (f" ({fraction:.0%})" if fraction is not None else "")
+        if sample is not None and sample.memory_source:  # GB10: the host's memory, said so
+            text += f" {sample.memory_source}"
         self.query_one("#memory", Gauge).show(fraction, text, missing.get("memory"))
         util = sample.utilization_pct if sample else None
         if util is None:

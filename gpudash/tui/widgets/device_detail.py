@@ -106,7 +106,8 @@ def _memory(device: DeviceInfo, sample: Sample) -> str | None:
     if used is None:
         return None
     share = f" ({used / total:.0%})" if total else ""
-    return fmt.memory(used, total) + share
+    source = f" · {sample.memory_source}" if sample.memory_source else ""  # GB10: the host's memory, said so
+    return fmt.memory(used, total) + share + source
 
 
 def _mig_mode(sample: Sample) -> str | None:
