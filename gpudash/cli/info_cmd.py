@@ -62,6 +62,7 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 
 def run(ctx: Context) -> int:
+    ctx.session.start_machine()  # the drivers' children open their libraries while the rest is imported
     from gpudash.actions.info import info
     from gpudash.cli import terminal
     from gpudash.errors import UsageError
