@@ -19,6 +19,7 @@ from tui_helpers import no_torch, open_detail, screen_text, wait_until, widget_t
 from gpudash.config import defaults
 from gpudash.devices import Machine, discover
 from gpudash.models import DeviceInfo, Host, ProcessUsage, Runtime, Sample
+from gpudash.render.monitor import short_cpu_name
 from gpudash.tui import views
 from gpudash.tui.app import create_app
 from gpudash.tui.screens.help import HelpScreen
@@ -97,7 +98,7 @@ async def test_live_cpu_card_shows_name_memory_and_utilization_updates(no_vendor
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.latest, timeout=5.0)
         row = app.query_one(DeviceTable).cells_of(cpu.key)
-        assert row[0].plain.strip() == "cpu" and cpu.name[:8] in row[1].plain
+        assert row[0].plain.strip() == "cpu" and short_cpu_name(cpu.name)[:8] in row[1].plain
         await open_detail(pilot, app, cpu.key)
         card = app.query_one(DeviceCard)
         util = card.query_one("#util", Gauge)
@@ -109,7 +110,7 @@ async def test_live_cpu_card_shows_name_memory_and_utilization_updates(no_vendor
         assert util.fraction is not None and util.text == f"{first.utilization_pct:.0f}%"
         assert "GiB" in card.query_one("#memory", Gauge).text
         text = screen_text(app)
-        assert cpu.name[:20] in text and "CPU 0" in text
+        assert cpu.name[:20] in text and "CPU 0" in text  # the detail names the CPU as the OS does
         # The next poll brings a new reading, and the gauge follows it.
         await wait_until(pilot, lambda: card.sample is not first, timeout=5.0)
         assert util.text == f"{card.sample.utilization_pct:.0f}%"
@@ -243,10 +244,10 @@ async def test_first_frame_does_not_wait_for_torch_and_torch_view_refreshes_card
         machine.runtime.torch, machine.runtime.cuda = "9.9.9", "12.4"
         machine.devices.insert(0, gpu(name="NVIDIA H100 80GB HBM3", cc="9.0"))
 
-    cpu = DeviceInfo(vendor="cpu", index=0, name="Test CPU", memory_total_bytes=8 * GIB, sources=["cpu"])
+    cpu = DeviceInfo(vendor="cpu", index=0, name="Test Chip", memory_total_bytes=8 * GIB, sources=["cpu"])
     app = create_app(machine_of([cpu], Sample(utilization_pct=3)), fast_config(), add_torch_view=slow_torch_view)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: "Test CPU" in screen_text(app), timeout=5.0)
+        await wait_until(pilot, lambda: "Test Chip" in screen_text(app), timeout=5.0)
         assert "torch loading…" in screen_text(app) and app.torch_state == "loading"
         release.set()
         table = app.query_one(DeviceTable)
