@@ -65,6 +65,8 @@ def device_json(
         "multiprocessors": device.multiprocessors,
         "max_clock_mhz": device.max_clock_mhz,
         "torch_index": device.torch_index,
+        "compute_partition": device.compute_partition,  # AMD's counterpart of MIG (SPX..CPX, NPS1..NPS8)
+        "memory_partition": device.memory_partition,
         "sources": device.sources,
         "notes": list(arch.notes) if known else [f"GPU lost: {status_reason}"],
         "mamf": mamf_json(device) if known else {},

@@ -117,6 +117,9 @@ class DeviceInfo:
     unavailable: dict[str, str] = field(default_factory=dict)  # field -> reason
     extra: dict[str, Any] = field(default_factory=dict)  # anything else worth showing (torch's view)
     status: str = OK  # OK or LOST (then unavailable["device"] holds the driver's reason)
+    # AMD only: the GPU's partition modes, AMD's counterpart of MIG (gpudash.devices.amd_partition)
+    compute_partition: str | None = None  # "SPX", "DPX", "TPX", "QPX", "CPX"
+    memory_partition: str | None = None  # "NPS1", "NPS2", "NPS4", "NPS8"
 
     @property
     def key(self) -> str:

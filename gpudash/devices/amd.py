@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpudash.devices.amd_health import read_counters
+from gpudash.devices.amd_partition import read_partition
 from gpudash.devices.amd_processes import AmdProcesses
 from gpudash.devices.fields import error_reason, read_field
 from gpudash.models import DeviceInfo, Sample
@@ -86,6 +87,7 @@ class AmdSmiBackend:
         clock = read_field(missing, "max_clock_mhz", lambda: smi.amdsmi_get_clock_info(handle, smi.AmdSmiClkType.GFX))
         hip_id = enum.get("hip_id")
         serial = asic.get("asic_serial")
+        compute_partition, memory_partition = read_partition(smi, handle, missing)
         return DeviceInfo(
             vendor="amd",
             index=index,
@@ -99,6 +101,8 @@ class AmdSmiBackend:
             max_clock_mhz=_number((clock or {}).get("max_clk"), "max_clock_mhz", missing),
             # torch orders HIP devices by hip_id, not by amdsmi's index (torch/cuda/__init__.py maps them so).
             torch_index=hip_id if isinstance(hip_id, int) else None,
+            compute_partition=compute_partition,
+            memory_partition=memory_partition,
             sources=["amdsmi"],
             unavailable=missing,
             # the label AMD's device-metrics-exporter calls serial_number (gpudash serve joins on it)

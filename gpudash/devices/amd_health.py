@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpudash.devices.amd_partition import read_partition
 from gpudash.devices.fields import error_reason, read_field
 
 # RAS blocks whose ECC counts are worth a line each (amdsmi.AmdSmiGpuBlock names).
@@ -70,10 +71,9 @@ def read_counters(smi: Any, handle: Any) -> dict[str, Any]:
     xgmi = read_field(missing, "xgmi", lambda: smi.amdsmi_get_gpu_xgmi_link_status(handle))
     if isinstance(xgmi, dict):
         counters["xgmi"] = [str(s) for s in xgmi.get("status") or []]
-    compute = read_field(missing, "partition", lambda: smi.amdsmi_get_gpu_compute_partition(handle))
-    memory = read_field(missing, "partition", lambda: smi.amdsmi_get_gpu_memory_partition(handle))
+    compute, memory = read_partition(smi, handle, missing)  # the adapter's read (gpudash.devices.amd_partition)
     if compute is not None or memory is not None:
-        counters["partition"] = {"compute": _known(compute), "memory": _known(memory)}
+        counters["partition"] = {"compute": compute, "memory": memory}
     energy = read_field(missing, "energy_mj", lambda: smi.amdsmi_get_energy_count(handle))
     if isinstance(energy, dict) and isinstance(_known(energy.get("energy_accumulator")), int):
         resolution_uj = energy.get("counter_resolution")

@@ -17,6 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from gpudash.devices.amd_partition import partition_tag
 from gpudash.plain_text import one_line
 from gpudash.render.formatting import key_ranges
 from gpudash.render.idle import idle_lines
@@ -145,7 +146,7 @@ def _device_cells(dev: dict[str, Any]) -> dict[str, Cell]:
     temp = sample.get("temperature_c")
     return {
         "device": key,
-        "name": (one_line(dev["name"], 200), ()),
+        "name": (one_line(" ".join(p for p in (dev["name"], partition_text(dev)) if p), 200), ()),
         "arch": (arch_text(dev), ()),
         "temp": reading("temperature_c", _number(temp, "C"), *((RED,) if temp is not None and temp >= 85 else ())),
         "fan": reading("fan_speed_pct", _number(sample.get("fan_speed_pct"), "%")),
@@ -176,6 +177,11 @@ def arch_text(dev: dict[str, Any]) -> str:
             None,
         )
     return one_line(" ".join(str(part) for part in (dev.get("arch"), ident) if part), 100)
+
+
+def partition_text(dev: dict[str, Any]) -> str:
+    """'CPX · NPS4' after an AMD GPU's name, as the dashboard shows it (MIG's counterpart); '' elsewhere."""
+    return partition_tag(dev.get("compute_partition"), dev.get("memory_partition"))
 
 
 def native_text(precisions: dict[str, dict[str, Any]]) -> str:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 GPU_ONLY = ("nvidia", "amd")
 NVIDIA_ONLY = ("nvidia",)
+AMD_ONLY = ("amd",)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ FIELDS = (
     FieldRow("compute mode", "compute_mode", lambda d, s, r: s.compute_mode, NVIDIA_ONLY),
     FieldRow("ECC errors (uncorrected)", "ecc_errors_uncorrected", lambda d, s, r: s.ecc_errors_uncorrected, GPU_ONLY),
     FieldRow("MIG mode", "mig_mode", lambda d, s, r: _mig_mode(s), NVIDIA_ONLY),
+    FieldRow("partition", "partition", lambda d, s, r: _partition(d), AMD_ONLY, "device"),  # AMD's MIG
     FieldRow("processes", "processes", lambda d, s, r: _count(s), GPU_ONLY),
 )
 
@@ -115,6 +117,16 @@ def _mig_mode(sample: Sample) -> str | None:
         return None
     pending = sample.mig_mode_pending
     return sample.mig_mode + (f" (after reset: {pending})" if pending and pending != sample.mig_mode else "")
+
+
+def _partition(device: DeviceInfo) -> str | None:
+    """'compute CPX · memory NPS4': amdsmi's two partition modes, each named, as the table's tag is not."""
+    modes = [
+        f"{kind} {mode}"
+        for kind, mode in (("compute", device.compute_partition), ("memory", device.memory_partition))
+        if mode
+    ]
+    return " · ".join(modes) or None
 
 
 def _count(sample: Sample) -> str | None:

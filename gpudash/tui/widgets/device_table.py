@@ -18,6 +18,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 
+from gpudash.devices.amd_partition import partition_tag
 from gpudash.info import device_status, precision_support
 from gpudash.models import LOST, DeviceInfo, MigInstance, Sample
 from gpudash.render import monitor
@@ -218,6 +219,9 @@ class DeviceTable(LiveTable):
         p = self.palette
         status, reason = device_status(device, sample)
         name = Text(monitor.short_cpu_name(device.name) if device.vendor == "cpu" else monitor.short_name(device.name))
+        partition = partition_tag(device.compute_partition, device.memory_partition)
+        if partition:  # an AMD GPU's partition modes, where MIG shows its profile: "MI300X CPX · NPS4"
+            name.append(" " + partition, style=p.label)
         label = Text(self.labels.get(device.key, str(device.index)), style=p.label)
         mark = health_mark(self.health.get(device.key), p)
         if status == LOST:
