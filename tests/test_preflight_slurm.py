@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,14 @@ def slurm(tmp_path_factory):
                    PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "tests"), os.environ.get("PYTHONPATH")])))  # fmt: skip
 
 
-def srun(env: dict[str, str], tasks: int, *command: str, **plant: str) -> subprocess.CompletedProcess:
+def srun(env: dict[str, str], tasks: int, *command: str, kill_on_bad_exit: int = 0,
+         **plant: str) -> subprocess.CompletedProcess:  # fmt: skip
     env = {k: v for k, v in env.items() if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")}
     env.update(plant)
-    return subprocess.run(["srun", "-n", str(tasks), "--overcommit", "--kill-on-bad-exit=0", *command], env=env,
-                          capture_output=True, text=True, timeout=240, cwd=REPO)  # fmt: skip
+    # --time=4: Slurm's own limit ends the step (and every task) should a test's srun not, so nothing outlives it.
+    return subprocess.run(["srun", "-n", str(tasks), "--overcommit", "--time=4",
+                           f"--kill-on-bad-exit={kill_on_bad_exit}", *command], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=REPO)  # fmt: skip
 
 
 def test_derived_ports_stay_below_the_ephemeral_range():
@@ -66,3 +70,19 @@ def test_srun_names_a_rank_whose_fingerprint_differs_by_one_bit(slurm):
     doc = json.loads(run.stdout)
     named = {r["rank"] for r in doc["ranks"] for f in r["findings"] if f["id"] == "preflight.fingerprint"}
     assert named == {2} and 2 in doc["failed_ranks"] and run.returncode == 1, run.stdout + run.stderr
+
+
+def test_a_stopped_rank_ends_the_srun_step_within_3_minutes_with_kill_on_bad_exit(slurm):
+    """Issue 24 item 5 under srun, with the defaults (--stall 30) and docs/fleet.md's invocation: rank 1 stops
+    itself (SIGSTOP) once joined; rank 0 names it after 30 s, prints the table and exits 1, and srun's
+    --kill-on-bad-exit=1 ends the step (without it srun would wait for the stopped task forever)."""
+    started = time.monotonic()
+    run = srun(slurm, 2, str(BIN / "python"), "tests/preflight_rank.py", "preflight", "--no-checks", "--precisions",
+               "fp32", kill_on_bad_exit=1, PLANT_RANK="1", PLANT_FAULT="stop")  # fmt: skip
+    took = time.monotonic() - started
+    assert took < 180, f"the step took {took:.0f} s"
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert run.stdout.startswith("gpudash preflight · 2 ranks (srun, gloo) · FAILED on rank 1"), run.stdout + run.stderr
+    assert "rank 1: CRITICAL preflight.lost (drain): stopped answering: no heartbeat for 3" in run.stdout
+    assert "rank 1 stopped answering: srun ends the step only if launched with --kill-on-bad-exit=1" in run.stderr
+    assert "task 0: Exited with exit code 1" in run.stderr, run.stderr

@@ -98,6 +98,17 @@ def _say(world: World, text: str) -> None:
     print(f"gpudash preflight: rank {world.rank}/{world.world_size}: {text}", file=sys.stderr, flush=True)
 
 
+def _hint_srun(world: World, lost: list[dict[str, Any]]) -> None:
+    """srun waits for a stopped task forever (its --wait defaults to 0) unless a task's non-zero exit ends the
+    step (--kill-on-bad-exit=1): say so, since this rank's exit is the only thing that can end the step."""
+    from gpudash.preflight.coordinate import STOPPED
+
+    stopped = [str(x["rank"]) for x in lost if x["state"] == STOPPED]
+    if world.launcher == "srun" and stopped:
+        _say(world, f"rank {', '.join(stopped)} stopped answering: srun ends the step only if launched with "
+             "--kill-on-bad-exit=1 (or --wait=N); see docs/fleet.md")  # fmt: skip
+
+
 def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
     """(the report on the rank that prints it, None elsewhere; the exit code of this rank)."""
     from gpudash.preflight.rank import check_device, prepare
@@ -164,10 +175,12 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
             if verdict is not None:
                 if isinstance(verdict.get("doc"), dict):
                     _remember(machine, verdict["doc"], result["hostname"], world.rank)
+                job.acknowledge()
                 return None, int(verdict["code"])
             lost = [x.to_json() for x in job.lost.values()]
             doc = report(world, backend, list(results.values()), lost, options.limits)
             code = OK if doc["ok"] else FAILED
+            _hint_srun(world, lost)
             job.publish({"code": code, "doc": doc})
             _remember(machine, doc, result["hostname"], world.rank)
             return doc, code

@@ -27,7 +27,8 @@ def add_parser(subparsers, parents) -> None:
         "others (driver, torch, a precision that works elsewhere on the same model). Without a launcher it "
         "checks this process's device alone.",
         epilog=EXIT_TEXT + " "
-        "Examples: torchrun --nproc-per-node 8 -m gpudash preflight; srun gpudash preflight (docs/fleet.md)",
+        "Examples: torchrun --nproc-per-node 8 -m gpudash preflight; "
+        "srun --kill-on-bad-exit=1 gpudash preflight (docs/fleet.md)",
     )
     p.add_argument("--json", action="store_true", help="print the preflight JSON document (rank 0) instead of a table")
     add_precisions_option(p, "probe", "all", old_spelling=True)
