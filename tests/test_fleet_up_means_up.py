@@ -177,3 +177,42 @@ def test_a_bad_expect_gpus_is_exit_2(capsys):
     assert main(["fleet", "--hosts", "127.0.0.1:9", "--expect-gpus", "-1"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--expect-gpus: expected a count from 0 to 1024, got -1" in err and len(err.splitlines()) == 1
+
+
+def test_prometheus_at_scale_reads_batch_results_once_a_minute_and_paces_to_the_scrape_interval():
+    """benchmarks/fleet_sim.py's simulated Prometheus API (8 hosts here; the benchmark runs 1,024): the second
+    round asks no batch query yet still shows the recommendation and verdicts; health is OK where a GPU's
+    checks ran and no finding says otherwise, WARN where one does; the pace is the targets' scrape interval."""
+    import sys
+
+    from servers import REPO
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from fleet_sim import prometheus_api
+
+    port, series = prometheus_api(8)
+    source = PrometheusSource(f"http://127.0.0.1:{port}", timeout_s=10.0)
+    try:
+        first = source.round()
+        asked = []
+        real_api = source._api
+
+        async def counted(path, **params):
+            asked.append(params.get("query", path))
+            return await real_api(path, **params)
+
+        source._api = counted  # type: ignore[method-assign]
+        second = source.round()
+    finally:
+        source.close()
+    assert not any("precision_verified" in q for q in asked) and any("DCGM_FI_DEV_GPU_UTIL" in q for q in asked)
+    for fleet in (first, second):
+        assert fleet.summary()["up"] == 8 and fleet.summary()["devices"] == 64
+        gpu = fleet.hosts[0].devices[0]
+        assert gpu.amp_dtype == "bfloat16" and gpu.verified.get("bf16") is True and gpu.health == "OK"
+        assert sorted(gpu.sources) == ["dcgm", "gpudash"]
+        warned = [h for h in fleet.hosts if h.health == "WARN"]
+        assert [(h.name, [d.id for d in h.devices if d.health == "WARN"]) for h in warned] == [
+            ("sim-0007", ["nvidia:3"])
+        ]
+    assert source.interval_s == 15.0 and series > 64 * 30

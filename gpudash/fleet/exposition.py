@@ -184,6 +184,7 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
         device = found.get(ident.key)
         if device is None:
             device = found[ident.key] = Device(f"{ident.vendor}:{ident.index}", ident.vendor, ident.index)
+            device.key = ident.key
             if ident.instance is not None:  # a MIG instance: its own row under the GPU
                 device.id += f"/mig{ident.instance}"
                 device.mig_instance, device.mig_profile = ident.instance, ident.profile
@@ -208,6 +209,8 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
             device.lost = bool(device.lost) or value == 1
         elif name == "gpudash_health_check_status":
             _health(device.health_checks, labels, value)
+        elif name == "gpudash_health_timestamp_seconds":
+            device.health_read = True
         elif name == "gpudash_precision_verified" and labels.get("precision"):
             device.verified[labels["precision"]] = value == 1
         elif name == "gpudash_recommendation_info":
@@ -237,6 +240,23 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
     if vbios:
         versions["vbios"] = ",".join(vbios)
     host.versions = versions
+
+
+def add_batch(host: Host, batch: dict[str, Device]) -> None:
+    """Copy gpudash's batch results (verified precisions, recommended dtype, failed checks, its name of the
+    device), read apart into `batch` by device key, onto the host's devices."""
+    if not batch:
+        return
+    for device in host.devices:
+        said = batch.get(device.key)
+        if said is None:
+            continue
+        device.verified = said.verified
+        device.amp_dtype = said.amp_dtype
+        device.checks_failed = said.checks_failed
+        device.name = said.name or device.name
+        if "gpudash" not in device.sources:
+            device.sources.append("gpudash")
 
 
 MACHINE_VERSIONS = {  # gpudash_machine_info's labels -> the drift view's names

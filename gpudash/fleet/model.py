@@ -42,10 +42,13 @@ class Device:
     health_checks: dict[str, str] = field(default_factory=dict)  # check ID -> severity (gpudash_health_check_status)
     vbios: str | None = None  # dcgm-exporter's DCGM_FI_DEV_VBIOS_VERSION label, where it is configured
 
+    key: str = ""  # what merged it across exporters (gpudash.fleet.series.Identity.key); not in the JSON
+    health_read: bool = False  # gpudash_health_timestamp_seconds: its checks ran (OK unless a finding says)
+
     @property
     def health(self) -> str | None:
         """Its worst health severity (CRITICAL, WARN, UNKNOWN, OK), None where no check was published."""
-        return worst(self.health_checks.values())
+        return worst(self.health_checks.values()) or ("OK" if self.health_read else None)
 
     @property
     def gpu_id(self) -> str:

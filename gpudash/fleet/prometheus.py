@@ -1,8 +1,8 @@
 """Read the fleet from a Prometheus server: what dcgm-exporter, AMD's exporter, nvitop-exporter, all-smi and
 gpudash serve published.
 
-A round makes two calls at once on the fleet's event-loop thread (gpudash.fleet.io_loop), each with the
-round's deadline: an instant query for every series the fleet shows (one regex over metric names) and
+A round makes its calls at once on the fleet's event-loop thread (gpudash.fleet.io_loop), each with the
+round's deadline: an instant query per metric name the fleet shows (gpudash's batch results once a minute) and
 /api/v1/targets for each target's health, last scrape and last error. A host's status comes from its
 targets: up (all healthy and recently scraped), stale (some down, or Prometheus has not scraped it for three
 intervals: the values shown are the last ones), unreachable (all down; Prometheus's error shown). Servers
@@ -26,13 +26,21 @@ from gpudash.errors import GpudashError
 from gpudash.fleet import exposition
 from gpudash.fleet.fetch import FetchError, fetch
 from gpudash.fleet.io_loop import IoLoop
-from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
-from gpudash.fleet.series import WANTED, describe, plausible
+from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
+from gpudash.fleet.series import BATCH, WANTED, Series, describe, plausible
 from gpudash.fleet.verdict import judge
 from gpudash.plain_text import one_line
 
 STALE_INTERVALS = 3
 ENUM = "gpudash_health_check_status"
+MIN_INTERVAL_S = 5.0  # the Fleet tab's pace over Prometheus, unless the config's fleet.interval says
+BATCH_EVERY_S = 60.0  # gpudash's batch results (probe verdicts, recommendation, checks) change rarely
+API_MAX_BYTES = 128 * 2**20  # one answer of the Prometheus the user named (a scraped page: 32 MiB)
+SERIES_CACHED = 500_000  # label sets remembered between rounds (1,024 hosts x 8 GPUs hold about 280,000)
+# One instant query per metric name, made at once: for 1,024 hosts x 8 GPUs, one query for every name answered
+# over 32 MiB (fleet.fetch.MAX_BYTES); one name's answer is about 3 MiB.
+BATCH_NAMES = tuple(sorted(n for n in BATCH if n != "gpudash_machine_info"))
+LIVE_NAMES = tuple(sorted(WANTED - {ENUM} - set(BATCH_NAMES)))
 
 
 def _duration_s(text: str | None) -> float | None:
@@ -80,6 +88,10 @@ class PrometheusSource:
         self.expect_gpus = expect_gpus  # GPUs each host should have (--expect-gpus); None: not said
         self.timeout_s, self.ca_file, self.history_s = timeout_s, ca_file, history_s
         self._io = IoLoop("fleet-prometheus")
+        self._series: dict[tuple, Series] = {}
+        self.interval_s = MIN_INTERVAL_S  # the pace worth reading at: the targets' median scrape interval
+        self._batch_devices: dict[str, dict[str, Device]] = {}  # the last batch results, by host and device key
+        self._batch_at: float | None = None
 
     def close(self) -> None:
         self._io.close()
@@ -97,7 +109,9 @@ class PrometheusSource:
     async def _api(self, path: str, **params: str) -> Any:
         url = f"{self.url}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
         try:
-            answer = await fetch(url, self.timeout_s, self.ca_file, "application/json", self._io.connections)
+            answer = await fetch(
+                url, self.timeout_s, self.ca_file, "application/json", self._io.connections, max_bytes=API_MAX_BYTES
+            )
             body = json.loads(answer)
         except FetchError as exc:
             raise GpudashError(f"Prometheus at {self.url}: {exc}") from None
@@ -137,24 +151,66 @@ class PrometheusSource:
 
     def round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
-        names = "|".join(sorted(WANTED - {ENUM}))
-        # The health enum has a series per severity, only one of them 1: asking for that one keeps the answer small.
-        query = f'{{__name__=~"{names}"}} or ({ENUM} == 1)'
+        batch = self._batch_at is None or started - self._batch_at >= BATCH_EVERY_S
+        queries = [(f'{{__name__=~"{name}"}}', False) for name in LIVE_NAMES]
+        # The health enum has a series per severity, only one of them 1, and most results are OK: ask for the
+        # results that are not OK, and for each GPU's health timestamp, which says its checks ran (so: OK unless
+        # a finding says otherwise). 1,024 hosts x 8 GPUs x 12 checks answered 45 MB; this, under 4 MB.
+        queries.append((f'{ENUM}{{severity!="OK"}} == 1', False))
+        if batch:
+            queries += [(f'{{__name__=~"{name}"}}', True) for name in BATCH_NAMES]
 
-        async def both() -> list[Any]:
-            return await asyncio.gather(self._api("query", query=query), self._targets())
+        async def all_of_them() -> list[Any]:
+            return await asyncio.gather(self._targets(), *(self._api("query", query=q) for q, _ in queries))
 
-        found, listed = self._wait(both())
-        samples = []
-        for r in found["result"]:
-            labels = exposition.clean_labels(r["metric"])
-            value = float(r["value"][1])
-            if math.isfinite(value):
-                samples.append((describe(labels.pop("__name__"), labels), value))
-        hosts = self._hosts(samples, listed, time.time())
+        listed, *found = self._wait(all_of_them())
+        live: list[tuple[Series, float]] = []
+        batch_samples: list[tuple[Series, float]] = []
+        for answer, (_, is_batch) in zip(found, queries):
+            self._read(answer["result"], batch_samples if is_batch else live)
+        if batch:
+            self._batch_devices, self._batch_at = self._batch_facts(batch_samples), started
+        everies = sorted(t["every"] for t in listed if t["every"])
+        if everies:  # a series in Prometheus changes only when it scrapes: reading it faster shows nothing new
+            self.interval_s = max(MIN_INTERVAL_S, everies[len(everies) // 2])
+        hosts = self._hosts(live, listed, time.time())
         return FleetRound(
             {"kind": "prometheus", "url": self.url}, hosts, started, time.monotonic() - t0, self.timeout_s
         )
+
+    def _read(self, result: list[dict[str, Any]], into: list) -> None:
+        """The samples of one instant query's result. A fleet's series are the same round after round: each is
+        read once (its labels cleaned, what they say worked out) and looked up by its label set after that."""
+        cache = self._series
+        for r in result:
+            metric = r["metric"]
+            key = tuple(metric.items())
+            series = cache.get(key)
+            if series is None:
+                labels = exposition.clean_labels(metric)
+                series = describe(labels.pop("__name__", ""), labels)
+                if len(cache) >= SERIES_CACHED:
+                    cache.clear()
+                cache[key] = series
+            value = float(r["value"][1])
+            if math.isfinite(value):
+                into.append((series, value))
+
+    def _batch_facts(self, samples: list) -> dict[str, dict[str, Device]]:
+        """gpudash's batch results read into devices once per batch query, by host and device key, so a round
+        only copies them onto its devices (read every round, they were 90,000 of 190,000 samples of 1,024
+        hosts x 8 GPUs)."""
+        grouped: dict[str, list] = {}
+        for sample in samples:
+            grouped.setdefault(sample[0].host or _instance_host(sample[0].labels.get("instance", "?")), []).append(
+                sample
+            )
+        found = {}
+        for name, group in grouped.items():
+            holder = Host(name, UP)
+            exposition.read_host(holder, group)
+            found[name] = {d.key: d for d in holder.devices}
+        return found
 
     def _hosts(self, samples: list, targets: list[dict[str, Any]], now: float) -> list[Host]:
         by_instance: dict[str, str] = {}
@@ -189,6 +245,7 @@ class PrometheusSource:
             if UP not in seen and host.status == STALE and not grouped.get(name):
                 host.status = UNREACHABLE
             exposition.read_host(host, grouped.get(name, []))
+            exposition.add_batch(host, self._batch_devices.get(name, {}))
             judge(host, self.expect_gpus)
         return sorted(hosts.values(), key=lambda h: h.name)
 

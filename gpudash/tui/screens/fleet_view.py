@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gpudash.fleet.model import FleetRound
     from gpudash.tui.app import GpudashApp
 
+FIRST_ROUND_AFTER_S = 0.3
 NOT_CONFIGURED = (
     'No fleet configured. Set [fleet] prometheus = "http://prometheus:9090" or hosts = ["node1:9483", ...] '
     "(or hostfile) in the config, or run `gpudash fleet --hosts ...` headless. docs/fleet.md has examples."
@@ -49,6 +50,7 @@ class FleetView(Vertical):
         self.focus_host: str | None = None
         self._history: Any = None
         self._status_length = -1
+        self._adaptive = False
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
@@ -70,10 +72,13 @@ class FleetView(Vertical):
             self._status(f"fleet: {exc}")
             return
         self._interval = refresh_interval(endpoints, spec.interval) if endpoints else (spec.interval or 5.0)
+        self._adaptive = not spec.interval  # Prometheus: its targets' scrape interval, once a round has said it
         self._history = action.UtilisationHistory()
         self._status(f"reading the fleet (every {self._interval:g} s)…")
         self.set_interval(0.5, self._tick)
-        self._tick()
+        # The first round a moment after the tab's first paint: a large fleet's first round holds the GIL for
+        # seconds (1,024 hosts over Prometheus: about 5 s, decoding JSON), and the tab should be on screen first.
+        self.set_timer(FIRST_ROUND_AFTER_S, self._tick)
 
     def on_unmount(self) -> None:
         if self._source is not None:
@@ -120,6 +125,10 @@ class FleetView(Vertical):
 
     def _landed(self, fleet: FleetRound) -> None:
         self._busy = False
+        paced = getattr(self._source, "interval_s", None)
+        if self._adaptive and paced and paced != self._interval:
+            self._due += paced - self._interval
+            self._interval = paced
         try:
             self.show(fleet)
         except Exception as exc:  # a bug in showing the round, not a host (those are in the round): said here,
