@@ -312,3 +312,29 @@ def test_gpu_rounds_with_another_process_or_a_slowdown_are_contended_the_power_c
     assert seen(FakeNvml(reasons=0x4)) is None  # the software power cap a full matmul reaches
     assert seen(FakeNvml(reasons=0x1 | 0x40)) == "the GPU's clocks were pulled down (hardware thermal slowdown)"
     assert "hardware power brake" in seen(FakeNvml(reasons=0x80))
+
+
+def test_a_round_is_contended_only_beyond_what_whole_clock_ticks_can_add(monkeypatch):
+    """/proc/stat and os.times() count whole ticks: over 50 ms on 2 CPUs one tick is a 10 % share by itself."""
+    from gpudash.measure.bench.tasks import contention
+
+    clock = {"now": 100.0, "busy": 50.0, "own": 10.0}
+    monkeypatch.setattr(contention.psutil, "cpu_count", lambda: 2)
+    monkeypatch.setattr(contention.time, "monotonic", lambda: clock["now"])
+    monkeypatch.setattr(contention, "_cpu_seconds", lambda: (clock["busy"], 0.0))
+    monkeypatch.setattr(contention, "_own_seconds", lambda: clock["own"])
+    monkeypatch.setattr(contention, "TICK_S", 0.01)
+
+    def round_with(others_s: float, wall_s: float = 0.05):
+        watch = contention.OtherLoad()
+        clock["now"] += wall_s
+        clock["own"] += 0.05
+        clock["busy"] += 0.05 + others_s
+        return watch.seen()
+
+    one_tick = round_with(0.01)
+    assert one_tick.others == pytest.approx(0.1) and one_tick.reason is None
+    half = round_with(0.05)
+    assert half.reason == "other processes took 50% of the CPU"
+    assert round_with(0.06, wall_s=0.5).reason is None  # 6 % over 0.5 s: below the 10 % limit
+    assert round_with(0.3, wall_s=0.5).reason == "other processes took 30% of the CPU"

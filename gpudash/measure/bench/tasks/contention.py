@@ -57,8 +57,15 @@ class Seen:
     reason: str | None = None
 
 
+TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")  # /proc/stat and os.times() count whole clock ticks (10 ms at 100 Hz)
+
+
 class OtherLoad:
-    """Start, run the case, then `share()`: other processes' CPU time / (wall time x CPUs), 0 to 1."""
+    """Start, run the case, then `seen()` (or `share()`): other processes' CPU time / (wall time x CPUs), 0 to 1.
+
+    Both counters move in whole clock ticks, so over a short round the share is uncertain by about (CPUs + 1)
+    ticks; a round counts as contended only when the share is over its limit by more than that uncertainty (a
+    round of 50 ms on 2 CPUs needs others above 40 %, one of 200 ms above 18 %)."""
 
     def __init__(self) -> None:
         self.cpus = psutil.cpu_count() or 1
@@ -74,12 +81,14 @@ class OtherLoad:
         if wall <= 0:
             return Seen(0.0, 0.0)
         busy, steal = _cpu_seconds()
-        others = min(1.0, max(0.0, ((busy - busy0) - (_own_seconds() - own0)) / (wall * self.cpus)))
-        stolen = min(1.0, max(0.0, (steal - steal0) / (wall * self.cpus)))
+        capacity = wall * self.cpus
+        others = min(1.0, max(0.0, ((busy - busy0) - (_own_seconds() - own0)) / capacity))
+        stolen = min(1.0, max(0.0, (steal - steal0) / capacity))
+        doubt = (self.cpus + 1) * TICK_S / capacity  # what whole ticks can add to either share
         reason = None
-        if others > OTHERS_LIMIT:
+        if others - doubt > OTHERS_LIMIT:
             reason = f"other processes took {others:.0%} of the CPU"
-        elif stolen > STEAL_LIMIT:
+        elif stolen - doubt > STEAL_LIMIT:
             reason = f"the hypervisor took {stolen:.0%} of the CPU (steal time)"
         return Seen(others, stolen, reason)
 
