@@ -7,32 +7,12 @@ Counters that only grow are `_total` counters (ECC, NVLink errors, energy in jou
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.samples import Sample
-
-from gpudash.exporter.family import PREFIX, Family
+from gpudash.exporter.family import Counter, Family, per_mega
 from gpudash.exporter.health_cache import HealthReading
 from gpudash.exporter.scrape import Scrape
-from gpudash.health.nvidia import reason_names
-
-MEGA = 1e6
-
-
-class Counter(CounterMetricFamily):
-    """A counter family whose samples may carry different label sets (as family.Family does for gauges)."""
-
-    def __init__(self, name: str, documentation: str) -> None:
-        if not name.startswith(PREFIX) or not name.endswith("_total"):
-            raise ValueError(f"counter {name!r} needs the {PREFIX!r} prefix and the _total suffix")
-        super().__init__(name, documentation)
-
-    def add(self, labels: dict[str, str], value: float | int | None) -> None:
-        if value is None or not math.isfinite(float(value)):
-            return
-        self.samples.append(Sample(self.name + "_total", {k: v for k, v in labels.items() if v}, float(value)))
+from gpudash.health.nvidia import nvlink_error_totals, reason_names
 
 
 def families(scrape: Scrape, reading: HealthReading) -> list[Any]:
@@ -113,15 +93,14 @@ def families(scrape: Scrape, reading: HealthReading) -> list[Any]:
             gen_max.add(labels, link.get("max_gen"))
             width.add(labels, link.get("width"))
             width_max.add(labels, link.get("max_width"))
-            mts = link.get("speed_mts")
-            speed.add(labels, None if mts is None else mts * MEGA)
+            speed.add(labels, per_mega(link.get("speed_mts")))
         nvlink = c.get("nvlink")
         if nvlink is not None:
             up = sum(entry.get("active") is True for entry in nvlink)
             links.add({**labels, "kind": "nvlink", "state": "active"}, up)
             links.add({**labels, "kind": "nvlink", "state": "inactive"}, len(nvlink) - up)
-            for counter in ("replay", "recovery", "crc_flit", "crc_data"):
-                link_errors.add({**labels, "counter": counter}, sum(int(e.get(counter) or 0) for e in nvlink))
+            for counter, total in nvlink_error_totals(nvlink).items():
+                link_errors.add({**labels, "counter": counter}, total)
         xgmi = c.get("xgmi")
         if xgmi:
             links.add({**labels, "kind": "xgmi", "state": "active"}, sum(s == "U" for s in xgmi))

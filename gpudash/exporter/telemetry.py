@@ -6,10 +6,8 @@ exporter already publishes it. A reading the driver could not give is absent, no
 
 from __future__ import annotations
 
-from gpudash.exporter.family import Family
+from gpudash.exporter.family import Family, per_mega
 from gpudash.exporter.scrape import Scrape
-
-MEGA = 1e6
 
 
 def _ratio(pct: float | None) -> float | None:
@@ -35,8 +33,8 @@ def families(scrape: Scrape) -> list[Family]:
         temp.add(labels, s.temperature_c)
         power.add(labels, s.power_w)
         limit.add(labels, s.power_limit_w)
-        sm_clock.add(labels, None if s.sm_clock_mhz is None else s.sm_clock_mhz * MEGA)
-        mem_clock.add(labels, None if s.memory_clock_mhz is None else s.memory_clock_mhz * MEGA)
+        sm_clock.add(labels, per_mega(s.sm_clock_mhz))
+        mem_clock.add(labels, per_mega(s.memory_clock_mhz))
         if device.vendor != "cpu" and s.processes is not None:
             procs.add(labels, len(s.processes))
     return [util, used, busy, temp, power, limit, sm_clock, mem_clock, procs]

@@ -45,6 +45,13 @@ _BAD_REASONS = {_HW_SLOWDOWN: "hw_slowdown", _HW_THERMAL: "hw_thermal", _HW_POWE
 _IDLE = 0x1
 
 
+def nvlink_error_totals(links: list[dict[str, Any]]) -> dict[str, int]:
+    """NVLink error counts summed over all links, by counter (replay, recovery, crc_flit, crc_data); a link
+    that did not report a counter adds 0. The health verdict and the exporter's counter read the same totals."""
+    names = ("replay", "recovery", "crc_flit", "crc_data")
+    return {name: sum(int(link.get(name) or 0) for link in links) for name in names}
+
+
 def reason_names(bits: int) -> list[str]:
     names = {
         0x1: "gpu_idle",
@@ -229,8 +236,7 @@ def _nvlink(j: _Judge) -> None:
         j.add("gpu.nvlink.down", CRITICAL, f"NVLink link(s) {', '.join(map(str, down))} inactive", evidence)
     else:
         j.add("gpu.nvlink.down", OK, f"{len(links)} NVLink links active", evidence)
-    names = ("replay", "recovery", "crc_flit", "crc_data")
-    totals = {name: sum(int(link.get(name) or 0) for link in links) for name in names}
+    totals = nvlink_error_totals(links)
     if any(totals.values()):
         shown = ", ".join(f"{k} {v}" for k, v in totals.items() if v)
         j.add("gpu.nvlink.errors", WARN, f"NVLink errors since the driver loaded: {shown}", totals)
