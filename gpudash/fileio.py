@@ -372,6 +372,18 @@ def _sync_folder(folder: Path) -> None:
 # file from being read until the kernel ends gpudash.
 MAX_INPUT_BYTES = 64 * 2**20
 
+# Opened without blocking (a FIFO with no writer would otherwise wait forever), never as a controlling terminal.
+_INPUT_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _not_regular(st: os.stat_result, what: str) -> str | None:
+    """Why an opened input is refused (a directory, a FIFO, a device, a socket), or None for a regular file."""
+    if stat.S_ISDIR(st.st_mode):
+        return f"is a directory ({what} expected)"
+    if not stat.S_ISREG(st.st_mode):
+        return f"is {_describe_input(st)}, not a regular file ({what} expected)"
+    return None
+
 
 def read_user_file(
     path: str | os.PathLike,
@@ -389,9 +401,8 @@ def read_user_file(
     """
     limit = MAX_INPUT_BYTES if limit is None else limit
     target = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(target, flags)
+        fd = os.open(target, _INPUT_FLAGS)
     except FileNotFoundError:
         raise error(f"{target}: {what} not found{hint}") from None
     except IsADirectoryError:
@@ -400,10 +411,9 @@ def read_user_file(
         raise error(f"{target}: cannot read {what}: {exc.strerror or exc}") from None
     try:
         st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise error(f"{target}: is a directory ({what} expected)")
-        if not stat.S_ISREG(st.st_mode):
-            raise error(f"{target}: is {_describe_input(st)}, not a regular file ({what} expected)")
+        refused = _not_regular(st, what)
+        if refused:
+            raise error(f"{target}: {refused}")
         if st.st_size > limit:
             raise error(f"{target}: {what} is {st.st_size} bytes, more than the {_size(limit)} gpudash reads")
         if hasattr(os, "set_blocking"):
@@ -425,9 +435,8 @@ def check_input_file(path: str | os.PathLike, option: str, what: str = "file") -
     """UsageError naming `option` unless `path` is a regular file this user may read (a certificate, a CA bundle
     that another library opens later): checked as read_user_file would, without blocking on a FIFO or reading."""
     target = Path(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(target, flags)
+        fd = os.open(target, _INPUT_FLAGS)
     except FileNotFoundError:
         raise UsageError(f"{option} {target}: no such file ({what} expected)") from None
     except IsADirectoryError:
@@ -438,10 +447,9 @@ def check_input_file(path: str | os.PathLike, option: str, what: str = "file") -
         st = os.fstat(fd)
     finally:
         os.close(fd)
-    if stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"{option} {target}: is a directory ({what} expected)")
-    if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"{option} {target}: is {_describe_input(st)}, not a regular file ({what} expected)")
+    refused = _not_regular(st, what)
+    if refused:
+        raise UsageError(f"{option} {target}: {refused}")
 
 
 def _size(limit: int) -> str:
