@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import psutil
 
+from gpudash.actions.processes import replayed_host
 from gpudash.actions.session import Session
 from gpudash.models import ProcessUsage
 from gpudash.redaction import redact_environment
@@ -55,9 +56,8 @@ class ProcessDetails:
 
 def replay_refusal(session: Session) -> str | None:
     """Why this machine's /proc says nothing about the session's pids, or None when it does."""
-    machine = session.machine(include_torch=False)
-    if machine.replayed:
-        host = machine.host.hostname or "the recorded machine"
+    host = replayed_host(session)
+    if host is not None:
         return f"replayed: pid details belong to {host}, where the snapshot was recorded"
     return None
 

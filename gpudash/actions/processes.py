@@ -51,10 +51,17 @@ def refusal(session: Session) -> str | None:
     """Why this session never signals anything, or None when it may."""
     if session.readonly:
         return "read-only: started with --readonly, so signals are off"
+    host = replayed_host(session)
+    if host is not None:
+        return f"replayed: these pids belong to {host}, where the snapshot was recorded, not to this machine"
+    return None
+
+
+def replayed_host(session: Session) -> str | None:
+    """The recorded machine's name when the session replays a snapshot (its pids are that machine's), else None."""
     machine = session.machine(include_torch=False)
     if machine.replayed:
-        host = machine.host.hostname or "the recorded machine"
-        return f"replayed: these pids belong to {host}, where the snapshot was recorded, not to this machine"
+        return machine.host.hostname or "the recorded machine"
     return None
 
 
@@ -163,9 +170,8 @@ class ProcessAncestry:
 
 def refusal_for_reading(session: Session) -> str | None:
     """Why this machine's /proc says nothing about the session's pids (a replay), or None."""
-    machine = session.machine(include_torch=False)
-    if machine.replayed:
-        host = machine.host.hostname or "the recorded machine"
+    host = replayed_host(session)
+    if host is not None:
         return f"replayed: the process tree of {host} was not recorded"
     return None
 

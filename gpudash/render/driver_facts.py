@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.render.formatting import index_runs
 
 
 def driver_version(devices: Sequence[DeviceInfo], runtime: Runtime) -> str | None:
@@ -32,17 +33,6 @@ def compute_modes(devices: Sequence[DeviceInfo], samples: Mapping[str, Sample]) 
     if len(by_mode) == 1:
         return next(iter(by_mode))
     return ", ".join(f"{mode} {index_runs(indices)}" for mode, indices in by_mode.items())
-
-
-def index_runs(indices: Sequence[int]) -> str:
-    """ "0-5,7" from [0, 1, 2, 3, 4, 5, 7]."""
-    runs: list[list[int]] = []
-    for index in sorted(set(indices)):
-        if runs and index == runs[-1][-1] + 1:
-            runs[-1].append(index)
-        else:
-            runs.append([index])
-    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def driver_parts(

@@ -64,6 +64,17 @@ def processes(procs: Sequence[ProcessUsage] | None, limit: int = 3) -> str:
     return " · ".join(parts) + more
 
 
+def index_runs(indices: Sequence[int]) -> str:
+    """ "0-5,7" from [0, 1, 2, 3, 4, 5, 7]."""
+    runs: list[list[int]] = []
+    for index in sorted(set(indices)):
+        if runs and index == runs[-1][-1] + 1:
+            runs[-1].append(index)
+        else:
+            runs.append([index])
+    return ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
 def key_ranges(devices: Iterable[dict[str, Any]]) -> str:
     """'nvidia:0-7', 'nvidia:0,2 amd:1': device keys with runs of indices folded."""
     by_vendor: dict[str, list[int]] = {}
@@ -71,11 +82,5 @@ def key_ranges(devices: Iterable[dict[str, Any]]) -> str:
         by_vendor.setdefault(dev["vendor"], []).append(int(dev["index"]))
     parts = []
     for vendor, indices in by_vendor.items():
-        runs: list[list[int]] = []
-        for index in sorted(set(indices)):
-            if runs and index == runs[-1][-1] + 1:
-                runs[-1].append(index)
-            else:
-                runs.append([index])
-        parts.append(f"{vendor}:" + ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs))
+        parts.append(f"{vendor}:{index_runs(indices)}")
     return " ".join(parts)
