@@ -11,7 +11,7 @@ import time
 import pytest
 from conftest import H100
 from fakes import load_example, make_fake_pynvml
-from tui_helpers import no_torch, open_detail, wait_until
+from tui_helpers import field_value, live_detail, no_torch, wait_until
 
 from gpudash.config import defaults
 from gpudash.contracts import schema
@@ -21,7 +21,6 @@ from gpudash.devices.nvml_throughput import FIRST_READING, NO_LINKS
 from gpudash.models import Sample
 from gpudash.render.throughput import rate, traffic_line
 from gpudash.tui.app import create_app
-from gpudash.tui.widgets.device_detail import DeviceDetail
 
 GIB, MIB = 1024**3, 1024**2
 
@@ -99,13 +98,10 @@ async def test_detail_and_card_show_them(monkeypatch):
     config["ui"]["refresh_interval"] = 0.2
     app = create_app(discover(include_torch=False), config, add_torch_view=no_torch)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.latest.get("nvidia:0") is not None, 30)
-        await open_detail(pilot, app, "nvidia:0")
-        detail = app.query_one(DeviceDetail)
-        table = detail.query_one("#detail-fields")
+        detail = await live_detail(pilot, app, "nvidia:0")
 
         def value(label: str) -> str:
-            return table.cells_of(label)[1].plain.strip() if label in table.row_keys else ""
+            return field_value(detail, label)
 
         await wait_until(pilot, lambda: value("NVLink").startswith("TX "), 30)  # from the second reading
         assert value("BAR1 memory") == "0.0 / 128.0 GiB"

@@ -9,14 +9,13 @@ import sys
 import psutil
 from conftest import H100
 from fakes import make_fake_pynvml, real_pynvml
-from tui_helpers import no_torch, open_detail, wait_until
+from tui_helpers import field_value, live_detail, no_torch, wait_until
 
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.devices.nvidia import NvmlBackend
 from gpudash.devices.unified_memory import UNIFIED
 from gpudash.tui.app import create_app
-from gpudash.tui.widgets.device_detail import DeviceDetail
 
 
 def gb10() -> dict:
@@ -58,14 +57,8 @@ async def test_detail_and_card_say_unified(monkeypatch):
     config["ui"]["refresh_interval"] = 0.2
     app = create_app(discover(include_torch=False), config, add_torch_view=no_torch)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: app.latest.get("nvidia:0") is not None, 30)
-        await open_detail(pilot, app, "nvidia:0")
-        detail = app.query_one(DeviceDetail)
-        table = detail.query_one("#detail-fields")
-        # the value wraps onto lines of its own under the field (keys "memory", "memory\x001", ...)
-        memory = " ".join(
-            table.cells_of(key)[1].plain.strip() for key in table.row_keys if key.split("\x00")[0] == "memory"
-        )
+        detail = await live_detail(pilot, app, "nvidia:0")
+        memory = field_value(detail, "memory")  # wraps onto lines of its own under the field
         assert "unified (host memory)" in memory and "GiB" in memory
         assert detail.card is not None
         gauge = detail.card.query_one("#memory")

@@ -43,3 +43,19 @@ async def open_detail(pilot, app, key: str) -> None:
     detail = app.query_one(DeviceDetail)
     await wait_until(pilot, lambda: detail.card is not None and detail.card.device.key == key and detail.display)
     await pilot.pause(0.1)
+
+
+async def live_detail(pilot, app, key: str):
+    """The detail of `key` opened once the device's first reading is in (DeviceDetail)."""
+    from gpudash.tui.widgets.device_detail import DeviceDetail
+
+    await wait_until(pilot, lambda: app.latest.get(key) is not None, 30)
+    await open_detail(pilot, app, key)
+    return app.query_one(DeviceDetail)
+
+
+def field_value(detail, field: str) -> str:
+    """A detail field's value as shown, "" when the field is absent; a value that wraps onto lines of its own
+    under the field (row keys "memory", "memory\\x001", ...) is joined with spaces."""
+    table = detail.query_one("#detail-fields")
+    return " ".join(table.cells_of(key)[1].plain.strip() for key in table.row_keys if key.split("\x00")[0] == field)
