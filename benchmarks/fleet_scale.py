@@ -315,11 +315,11 @@ def fleet_tab_prometheus(url: str, hosts: int, presses: int) -> dict:
     return found
 
 
-def prometheus_scale(hosts: int, seconds: float, presses: int) -> int:
+def prometheus_scale(hosts: int, seconds: float, presses: int, interval: float = 0.0) -> int:
     sim, url, series = simulate_prometheus(hosts)
     try:
         out = subprocess.run(
-            [sys.executable, __file__, "--engine", url, "--seconds", str(seconds)],
+            [sys.executable, __file__, "--engine", url, "--seconds", str(seconds), "--interval", str(interval)],
             capture_output=True, text=True, check=True,
         )  # fmt: skip
         e = json.loads(out.stdout.strip().splitlines()[-1])
@@ -599,14 +599,19 @@ def main() -> int:
     )
     parser.add_argument("--key-presses", type=int, default=100, help="with --prometheus-hosts (0: no Fleet tab)")
     parser.add_argument("--engine", metavar="PORTS_FILE", help=argparse.SUPPRESS)
-    parser.add_argument("--interval", type=float, default=0.0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=0.0,
+        help="with --prometheus-hosts: seconds between rounds (as fleet.interval)",
+    )
     parser.add_argument("--heap", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.engine:
         engine(args.engine, args.seconds, args.interval, args.heap)
         return 0
     if args.prometheus_hosts:
-        return prometheus_scale(args.prometheus_hosts, args.seconds, args.key_presses)
+        return prometheus_scale(args.prometheus_hosts, args.seconds, args.key_presses, args.interval)
     if args.heap_seconds:
         return heap_only(args.hosts, args.heap_seconds)
     if args.tui_heap_seconds:
