@@ -104,3 +104,39 @@ async def test_a_round_that_fails_to_show_says_so_and_the_rounds_go_on(monkeypat
             await wait_until(
                 pilot, lambda: "1 host: 1 up" in (text := screen_text(app)) and "node-a" in text, timeout=20
             )
+
+
+async def test_fleet_tab_shows_totals_and_takes_a_filter():
+    """Totals of the hosts shown under the status line; `/` takes a filter in the command's grammar (a bad one
+    is its one line, the last good one stays), applied to every round until an empty one clears it."""
+    from servers import exposition_server
+    from test_fleet_operators import gpudash_page
+    from textual.widgets import Input
+
+    with (
+        exposition_server(gpudash_page("dgx-01", [60, 91])) as (a, _),
+        exposition_server(gpudash_page("node-07", [50])) as (b, _),
+    ):
+        app = fleet_app([hostport(a), hostport(b)], timeout_s=5.0, interval=30.0)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f")
+            totals = app.query_one("#fleet-totals")
+            table = app.query_one("#fleet-table", FleetTable)
+            await wait_until(pilot, lambda: "totals: 3 GPUs" in str(totals.render()), timeout=20)
+            assert "power 1.50 kW" in str(totals.render()) and table.row_count == 3
+            box = app.query_one("#fleet-filter", Input)
+            await pilot.press("slash")
+            assert box.has_focus
+            box.value = "temp>85 host~=dgx"  # typed: its keys' names (greater_than_sign, tilde) aside
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: table.row_count == 1, timeout=10)
+            assert "totals: 1 GPUs" in str(totals.render()) and "filter: temp>85 host~=dgx" in str(totals.render())
+            assert "dgx-01" in screen_text(app) and "node-07" not in screen_text(app)
+            await pilot.press("slash")
+            box.value = "heat>1"
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: "unknown field 'heat'" in str(totals.render()), timeout=10)
+            assert table.row_count == 1  # the last good filter stays
+            box.value = ""
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: table.row_count == 3, timeout=10)

@@ -161,6 +161,27 @@ def operator_lines(fleet: FleetRound, drifts) -> list[str]:
     return lines
 
 
+def totals_line(fleet: FleetRound) -> str:
+    """The totals of the hosts up or degraded in one line (the Fleet tab): every GPU, then the count by model."""
+    from gpudash.fleet.totals import by_model
+
+    totals = by_model(fleet)
+    if not totals:
+        return "totals: no GPUs up"
+    every = totals[-1]
+    memory = (
+        fmt.memory(int(every.memory_used_bytes), int(every.memory_total_bytes)) if every.memory_reported else fmt.NA
+    )
+    power = f"{every.power_watts / 1000:.2f} kW" if every.power_reported else fmt.NA
+    models = ", ".join(f"{t.gpus} x {t.model}" for t in totals if t.model != "all")
+    return (
+        f"totals: {every.gpus} GPUs · mean util {ratio(every.utilization_ratio)}"
+        f"{_partial(every.utilization_reported, every.gpus)} · memory {memory}"
+        f"{_partial(every.memory_reported, every.gpus)} · power {power}{_partial(every.power_reported, every.gpus)}"
+        f" · {models}"
+    )
+
+
 def _partial(reported: int, of: int) -> str:
     """ " (7 of 8)" when some GPUs gave no figure: the sum is over those that did."""
     return f" ({reported} of {of})" if reported != of else ""

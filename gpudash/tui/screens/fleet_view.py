@@ -4,6 +4,8 @@ Rounds run in a thread worker (gpudash.actions.fleet, the same code as `gpudash 
 only while this tab is shown; a round never waits longer than its deadline, so a slow or dead host costs
 nothing but its own row. Enter on a host drills down into it (its devices, targets, error and utilisation
 history: Prometheus's query_range, or what this view has seen); Escape goes back to the whole fleet.
+Under the status line, the totals of the hosts shown (gpudash.fleet.totals); `/` takes a filter in `gpudash fleet
+--filter`'s grammar (gpudash.fleet.filter), applied to every round until cleared with an empty one.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from gpudash.tui.widgets.fleet_table import FleetTable
@@ -36,6 +38,7 @@ class FleetView(Vertical):
     BINDINGS = [
         Binding("escape", "back", "All hosts", tooltip="leave the host drill-down"),
         Binding("R", "refresh_now", "Refresh", tooltip="start a round now"),
+        Binding("slash", "filter", "Filter", tooltip="show only what a filter lets through, e.g. temp>85 host~=dgx"),
     ]
     app: GpudashApp
 
@@ -51,9 +54,18 @@ class FleetView(Vertical):
         self._history: Any = None
         self._status_length = -1
         self._adaptive = False
+        self._filter_text = ""
+        self._terms: list = []  # the filter's terms (gpudash.fleet.filter.Term)
+        self._totals_length = -1
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
+        yield Static("", id="fleet-totals", markup=False)
+        filter_box = Input(
+            placeholder="filter, e.g. temp>85 host~=dgx (Enter applies; empty clears)", id="fleet-filter"
+        )
+        filter_box.display = False
+        yield filter_box
         yield FleetTable(id="fleet-table")
         yield Static("Enter on a host: its devices, targets, error and history", id="fleet-detail", markup=False)
 
@@ -147,9 +159,15 @@ class FleetView(Vertical):
     # Showing ---------------------------------------------------------------------------------------
 
     def show(self, fleet: FleetRound) -> None:
-        from gpudash.render.fleet import headline, host_text
+        from gpudash.fleet.filter import apply_filter
+        from gpudash.render.fleet import headline, host_text, totals_line
 
         self.fleet = fleet
+        fleet = apply_filter(fleet, self._terms)
+        totals = totals_line(fleet) + (f" · filter: {self._filter_text} (/ to change)" if self._terms else "")
+        box = self.query_one("#fleet-totals", Static)
+        box.update(totals, layout=len(totals) != self._totals_length)
+        self._totals_length = len(totals)
         host = fleet.host(self.focus_host) if self.focus_host else None
         self.query_one(FleetTable).show_hosts([host] if host is not None else fleet.hosts)
         where = f" · showing {host.name} (Escape: all hosts)" if host is not None else " · Enter drills down"
@@ -173,6 +191,32 @@ class FleetView(Vertical):
             return
         self.focus_host = None
         self.query_one("#fleet-detail", Static).update("Enter on a host: its devices, targets, error and history")
+        if self.fleet is not None:
+            self.show(self.fleet)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#fleet-filter", Input)
+        box.value = self._filter_text
+        box.display = True
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        from gpudash.errors import UsageError
+        from gpudash.fleet.filter import parse_filter
+
+        if event.input.id != "fleet-filter":
+            return
+        event.stop()
+        text = event.value.strip()
+        try:
+            self._terms = parse_filter(text)
+        except UsageError as exc:  # one line, as the command says it; the filter shown stays
+            self.query_one("#fleet-totals", Static).update(str(exc))
+            self._totals_length = -1
+            return
+        self._filter_text = text
+        event.input.display = False
+        self.query_one(FleetTable).focus()
         if self.fleet is not None:
             self.show(self.fleet)
 
