@@ -144,14 +144,16 @@ def test_through_prometheus_all_smis_host_is_its_exported_instance(tmp_path):
     ):
         source = PrometheusSource(base, timeout_s=5.0)
         try:
-            deadline = time.monotonic() + 30
+            deadline = time.monotonic() + 60  # a loaded machine: Prometheus's first scrapes may take a while
             while True:
                 hosts = {h.name: h for h in source.round().hosts}
-                if hosts.get("smi1") and hosts["smi1"].gpus == 3 and hosts.get("nv1") and hosts["nv1"].gpus == 2:
-                    break
+                both = hosts.get("smi1") and hosts["smi1"].gpus == 3 and hosts.get("nv1") and hosts["nv1"].gpus == 2
+                if both and all(h.status == "up" for h in hosts.values()):
+                    source.history(hosts["nv1"])  # query_range over nvitop's utilisation
+                    if hosts["nv1"].devices[0].history:
+                        break
                 assert time.monotonic() < deadline, {n: (h.status, h.gpus) for n, h in hosts.items()}
                 time.sleep(0.3)
-            source.history(hosts["nv1"])  # query_range over nvitop's utilisation
         finally:
             source.close()
     assert hosts["smi1"].status == "up" and hosts["nv1"].status == "up"
