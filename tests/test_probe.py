@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import H100, snapshot_dict
@@ -300,7 +301,8 @@ def test_cli_table_replayed(capsys):
 def test_cli_live_json_and_table_from_real_results(cpu_probe, cpu_machine, monkeypatch, capsys, state_dir):
     matrix = cpu_probe[0]
     monkeypatch.setattr(probe, "probe_machine", lambda machine, **kw: {matrix.device: matrix})
-    monkeypatch.setattr("gpudash.actions.session.discover", lambda **kw: cpu_machine[0])
+    found = SimpleNamespace(machine=lambda include_torch=True: cpu_machine[0])  # what begin_discovery hands back
+    monkeypatch.setattr("gpudash.actions.session.begin_discovery", lambda replay=None: found)
     assert main(["probe", "--json", "--device", "cpu"]) == 0
     out, err = capsys.readouterr()
     data = json.loads(out)

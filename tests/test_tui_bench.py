@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import DataTable, Static
@@ -211,7 +212,8 @@ async def test_a_run_shows_the_plugin_benchmarks_beside_the_sweep(cpu_machine, m
 
 
 async def test_the_history_a_cli_run_keeps_is_what_the_view_lists(cpu_machine, monkeypatch, capsys):
-    monkeypatch.setattr("gpudash.actions.session.discover", lambda **kw: cpu_machine)
+    found = SimpleNamespace(machine=lambda include_torch=True: cpu_machine)  # what begin_discovery hands back
+    monkeypatch.setattr("gpudash.actions.session.begin_discovery", lambda replay=None: found)
     monkeypatch.setattr(bench, "bench_machine", lambda machine, **kw: BEFORE)
     assert main(["bench", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)

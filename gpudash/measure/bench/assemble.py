@@ -128,10 +128,11 @@ def _busy_note(shape_entries: list[dict]) -> list[str]:
     if not loaded:
         return []
     worst = max(loaded, key=lambda e: e["other_load"])
-    kept = sum(1 for e in loaded if not e.get("contended"))
+    dropped = sum(1 for e in loaded if e.get("timed_reps", e["reps"]) > e["reps"])
+    contended = sum(1 for e in loaded if e.get("contended"))
     return [
         f"other processes took up to {worst['other_load']:.0%} of the CPU while measuring "
         f"({len(loaded)} of {len(shape_entries)} cases; worst {worst['precision']} "
-        f"{'x'.join(map(str, worst['shape']))}): the rounds they disturbed were left out, "
-        f"{kept} of those cases still had enough quiet rounds"
+        f"{'x'.join(map(str, worst['shape']))}): {dropped} of those cases had contended rounds left out, "
+        f"{contended} had too few quiet rounds (contended)"
     ]

@@ -23,12 +23,16 @@ def _squares(*sizes: int) -> tuple[tuple[int, int, int], ...]:
     return tuple((n, n, n) for n in sizes)
 
 
-# The CPU quick sweep is tuned on a 2-core AVX-512 VM against benchmarks/mamf_reference.py (see
-# docs/performance.md): fp32 peaks at small squares that stay in cache, bf16 is flat from 512 up, and
-# int8 (VNNI) keeps rising with M at N = K = 2048, so a sweep that stopped at small shapes would
-# understate it and misstate its speedup over fp32.
+# The CPU quick sweep is tuned on 2-core VMs against benchmarks/mamf_reference.py (see docs/performance.md):
+# on AVX-512 without AMX (Zen 4) fp32 peaks at small squares that stay in cache, bf16 is flat from 512 up, and
+# int8 (VNNI) keeps rising with M at N = K = 2048, so a sweep that stopped at small shapes would understate it
+# and misstate its speedup over fp32; with AMX (a Sapphire Rapids-class guest) bf16 peaks at M = 3328-3840 with
+# N = K = 1024 and int8 at 1536 squares, hence those two shapes.
 _CPU_QUICK = Plan(
-    _squares(256, 512, 1024, 2048) + ((3072, 2048, 2048),), measure_s=0.2, copy_bytes=256 << 20, sweep_budget_s=3.5
+    _squares(256, 512, 1024, 1536, 2048) + ((3584, 1024, 1024), (3072, 2048, 2048)),
+    measure_s=0.2,
+    copy_bytes=256 << 20,
+    sweep_budget_s=3.5,
 )
 _CPU_FULL = Plan(
     _squares(256, 512, 768, 1024, 1536, 2048, 3072)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpudash.measure.bench.tasks.contention import OtherLoad, Seen
+from gpudash.measure.bench.tasks.contention import OtherLoad
 
 MIN_REPS = 3
 MAX_REPS = 10_000
@@ -74,10 +74,10 @@ class Timing:
     warmup_reps: int
     first_call_s: float  # the first warm-up call (includes one-off set-up such as kernel selection)
     budget_cut: bool  # the case budget stopped the repetitions before the measuring time was used
-    other_load: float | None = None  # worst CPU share other processes took in a round (CPU clock only)
+    other_load: float | None = None  # CPU share other processes took over the rounds (CPU clock only)
     clean: list[float] | None = None  # the calls of rounds that saw no contention (None: not watched)
-    steal: float | None = None  # worst steal share in a round (CPU clock in a VM)
-    contention: str | None = None  # why rounds were contended (the worst one), None when none was
+    steal: float | None = None  # steal share over the rounds (CPU clock in a VM)
+    contention: str | None = None  # why rounds were contended (the most loaded one), None when none was
 
     @property
     def contended(self) -> bool:
@@ -187,7 +187,9 @@ def measure_rounds(
     from quiet rounds keeps going for up to RETRY_FACTOR x `measure_s` more when `retry` allows."""
     tracks = {name: _Track(call, warm, [], [], warm.spent_s) for name, (call, warm) in calls.items()}
     block_s = measure_s / ROUNDS
-    worst = Seen(0.0, 0.0) if watch is not None and clock.shares_host else Seen()
+    shares = watch is not None and clock.shares_host
+    spans = others = steal = 0.0  # shares weighed by each round's span: one short round's ticks do not dominate
+    why, why_share = None, -1.0
     while True:
         active = [t for t in tracks.values() if not t.done]
         if not active:
@@ -219,23 +221,24 @@ def measure_rounds(
             continue
         seen = watch.seen()
         if seen.others is not None:
-            worst.others = max(worst.others or 0.0, seen.others)
-            worst.steal = max(worst.steal or 0.0, seen.steal or 0.0)
+            spans += seen.span_s
+            others += seen.others * seen.span_s
+            steal += (seen.steal or 0.0) * seen.span_s
         if seen.reason is None:
             for track, times in ran:
                 track.clean += times
-        elif worst.reason is None or (seen.others or 0.0) >= (worst.others or 0.0):
-            worst.reason = seen.reason
+        elif (seen.others or 0.0) > why_share:
+            why, why_share = seen.reason, seen.others or 0.0
     return {
         name: Timing(
             t.times,
             t.warm.reps,
             t.warm.first_s,
             t.budget_cut,
-            worst.others,
+            (others / spans if spans else 0.0) if shares else None,
             t.clean if watch is not None else None,
-            worst.steal,
-            worst.reason,
+            (steal / spans if spans else 0.0) if shares else None,
+            why,
         )
         for name, t in tracks.items()
     }

@@ -55,6 +55,7 @@ class Seen:
     others: float | None = None
     steal: float | None = None
     reason: str | None = None
+    span_s: float = 0.0  # wall time x CPUs the shares are of (a mean over rounds weighs each by it)
 
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")  # /proc/stat and os.times() count whole clock ticks (10 ms at 100 Hz)
@@ -90,7 +91,7 @@ class OtherLoad:
             reason = f"other processes took {others:.0%} of the CPU"
         elif stolen - doubt > STEAL_LIMIT:
             reason = f"the hypervisor took {stolen:.0%} of the CPU (steal time)"
-        return Seen(others, stolen, reason)
+        return Seen(others, stolen, reason, capacity)
 
     def share(self) -> float:
         return self.seen().others or 0.0
