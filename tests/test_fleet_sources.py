@@ -156,6 +156,9 @@ def test_through_prometheus_all_smis_host_is_its_exported_instance(tmp_path):
                 time.sleep(0.3)
         finally:
             source.close()
-    assert hosts["smi1"].status == "up" and hosts["nv1"].status == "up"
+    assert hosts["smi1"].status == "up" and hosts["nv1"].status == "up" and len(hosts) == 2
+    # all-smi's per-process series have no host label: Prometheus gives them only the target's `instance`, and
+    # they belong to the host the target's other series name.
+    assert [(u.user, u.memory_bytes) for u in hosts["smi1"].usage] == [("bob", 2**30)]
     assert {d.id: d.utilization_ratio for d in hosts["smi1"].devices}["amd:0"] == 0.55
     assert hosts["nv1"].devices[0].history and hosts["nv1"].devices[0].history[-1][1] == pytest.approx(0.37)

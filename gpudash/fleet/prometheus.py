@@ -13,6 +13,7 @@ host's history comes from query_range.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import re
@@ -27,7 +28,7 @@ from gpudash.fleet import exposition
 from gpudash.fleet.fetch import FetchError, fetch
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
-from gpudash.fleet.series import BATCH, WANTED, Series, describe, plausible
+from gpudash.fleet.series import ALL_SMI, BATCH, WANTED, Series, describe, plausible
 from gpudash.fleet.verdict import judge
 from gpudash.plain_text import one_line
 
@@ -189,6 +190,10 @@ class PrometheusSource:
             if series is None:
                 labels = exposition.clean_labels(metric)
                 series = describe(labels.pop("__name__", ""), labels)
+                if series.source == ALL_SMI and "exported_instance" not in labels:
+                    # all-smi's own `instance` became `exported_instance`; a series that had none (its per-process
+                    # ones) carries only the target's: its host is the one its target's other series name.
+                    series = dataclasses.replace(series, host=None)
                 if len(cache) >= SERIES_CACHED:
                     cache.clear()
                 cache[key] = series
@@ -215,10 +220,13 @@ class PrometheusSource:
     def _hosts(self, samples: list, targets: list[dict[str, Any]], now: float) -> list[Host]:
         by_instance: dict[str, str] = {}
         grouped: dict[str, list] = {}
+        for sample in samples:  # the host each target's series name (all-smi's per-process series name none)
+            if sample[0].host:
+                by_instance.setdefault(sample[0].labels.get("instance", ""), sample[0].host)
         for sample in samples:
-            labels = sample[0].labels
-            name = sample[0].host or _instance_host(labels.get("instance", "?"))
-            by_instance.setdefault(labels.get("instance", ""), name)
+            instance = sample[0].labels.get("instance", "")
+            name = sample[0].host or by_instance.get(instance) or _instance_host(instance or "?")
+            by_instance.setdefault(instance, name)
             grouped.setdefault(name, []).append(sample)
         hosts: dict[str, Host] = {}
         verdicts: dict[str, list[str]] = {}
