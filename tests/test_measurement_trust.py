@@ -338,3 +338,18 @@ def test_a_round_is_contended_only_beyond_what_whole_clock_ticks_can_add(monkeyp
     assert half.reason == "other processes took 50% of the CPU"
     assert round_with(0.06, wall_s=0.5).reason is None  # 6 % over 0.5 s: below the 10 % limit
     assert round_with(0.3, wall_s=0.5).reason == "other processes took 30% of the CPU"
+
+
+def test_rounds_that_each_pass_but_together_show_a_neighbour_are_not_quiet():
+    """A neighbour taking a third of 2 CPUs hides in one short round's clock ticks, not in their mean."""
+
+    class EachPasses(Watch):
+        def seen(self) -> Seen:
+            return Seen(0.33, 0.0, None, span_s=0.5)
+
+    log: list[str] = []
+    calls = {"fp32": (_call(log, "fp32"), _warm()), "bf16": (_call(log, "bf16"), _warm())}
+    got = measure_rounds(calls, CpuClock(), measure_s=0.02, case_budget_s=5.0, watch=EachPasses(busy=()))
+    for t in got.values():
+        assert t.contended and t.contention == "other processes took 33% of the CPU"
+        assert t.other_load == pytest.approx(0.33)

@@ -154,6 +154,10 @@ def warm_up(call: Callable[[], object], clock, *, measure_s: float, case_budget_
 
 
 ROUNDS = 8  # blocks per precision in one measuring time: enough to tell a passing neighbour from the rate
+# On a CPU a round lasts at least this long: /proc/stat counts 10 ms ticks, and over shorter rounds a neighbour
+# taking a third of the CPU hides inside the ticks' uncertainty (contention.OtherLoad).
+MIN_CPU_ROUND_S = 0.25
+QUIET_ROUNDS_LIMIT = 0.20  # others' mean share over the rounds that each passed: above it, none was quiet
 RETRY_FACTOR = 2.0  # a contended case may keep timing this many measuring times more, within its budget
 
 
@@ -187,8 +191,11 @@ def measure_rounds(
     from quiet rounds keeps going for up to RETRY_FACTOR x `measure_s` more when `retry` allows."""
     tracks = {name: _Track(call, warm, [], [], warm.spent_s) for name, (call, warm) in calls.items()}
     block_s = measure_s / ROUNDS
+    if watch is not None and clock.shares_host:  # the CPU's counters move in ticks: a round must span enough of them
+        block_s = max(block_s, MIN_CPU_ROUND_S / max(1, len(tracks)))
     shares = watch is not None and clock.shares_host
     spans = others = steal = 0.0  # shares weighed by each round's span: one short round's ticks do not dominate
+    quiet_spans = quiet_others = 0.0  # the same over the rounds that passed as quiet
     why, why_share = None, -1.0
     while True:
         active = [t for t in tracks.values() if not t.done]
@@ -227,8 +234,17 @@ def measure_rounds(
         if seen.reason is None:
             for track, times in ran:
                 track.clean += times
+            quiet_spans += seen.span_s
+            quiet_others += (seen.others or 0.0) * seen.span_s
         elif (seen.others or 0.0) > why_share:
             why, why_share = seen.reason, seen.others or 0.0
+    if quiet_spans and quiet_others / quiet_spans > QUIET_ROUNDS_LIMIT:
+        # Each round passed within its ticks' uncertainty, but together they show a neighbour all along (one that
+        # takes a third of 2 CPUs hides in a single round's ticks): none of them is quiet.
+        share = quiet_others / quiet_spans
+        why = why or f"other processes took {share:.0%} of the CPU"
+        for track in tracks.values():
+            track.clean = []
     return {
         name: Timing(
             t.times,
