@@ -121,3 +121,23 @@ def test_bad_limits_in_the_config_are_one_line_and_exit_2(tmp_path, line, proble
     )
     assert res.returncode == 2, res.stderr
     assert problem in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_the_export_s_checks_run_under_the_user_s_limits(live_cpu, monkeypatch):
+    """`gpudash export` runs the plugin checks as `gpudash check` does: under the config's [plugins] limits."""
+    from gpudash.actions import export
+    from gpudash.actions.session import Session
+    from gpudash.config import defaults
+    from gpudash.recommend.facts import facts_for
+
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "memory_hog")
+    config = defaults()
+    config["plugins"].update(settings(address_space_mib=768))
+    session = Session(config, plugin_dirs=[str(SAMPLES)], machine=live_cpu)
+    device = live_cpu.devices[0]
+    facts = facts_for(device)
+    export._checks(live_cpu, device, session, facts, lambda _: None, None)
+    [hog] = [c for c in facts.checks if c["check"] == "memory_hog"]
+    assert hog["status"] == "error" and hog["summary"].startswith(
+        "plugin memory_hog reached its memory limit (768 MiB)"
+    )

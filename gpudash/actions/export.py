@@ -12,7 +12,7 @@ bench history), so the Benchmarks view and a later gpudash.amp.AmpConfig.auto() 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -138,18 +138,20 @@ def _matrix_for(found: Any, device: DeviceInfo) -> Any:
 def _checks(
     machine: Machine,
     device: DeviceInfo,
-    plugin_dirs: Sequence[str],
+    session: Session,
     facts: Facts,
     status: Status,
     on_plugin_error: ErrorReporter | None,
 ) -> None:
     try:
+        from gpudash.actions.plugins import plugin_manager
         from gpudash.plugin_manager import run_checks
     except ImportError:
         facts.not_run["checks"] = "the plugin manager (gpudash.plugin_manager) is not installed"
         return
     status("running plugin checks")
-    found = run_checks(machine, plugin_dirs=plugin_dirs, devices=[device], on_error=on_plugin_error)
+    pm = plugin_manager(session, on_plugin_error)  # the session's plugin folders, and the user's [plugins] limits
+    found = run_checks(machine, pm, devices=[device], on_error=on_plugin_error)
     facts.checks = [check_as_dict(r) for r in found]
 
 
@@ -245,7 +247,7 @@ def export_settings(
         # Decide from what is remembered now: this run's measurements merged with earlier ones, the same
         # facts a later AmpConfig.auto() reads.
         add_remembered(facts, machine)
-        step("checks", _checks, machine, dev, session.plugin_dirs, facts, status, on_plugin_error)
+        step("checks", _checks, machine, dev, session, facts, status, on_plugin_error)
         step("memory", _memory, machine, dev, facts, status)
     return Gathered(facts, recommend(facts), timings)
 

@@ -36,6 +36,7 @@ class Options:
     limits: Limits = field(default_factory=Limits)
     expect_gpus: int | None = None
     health_config: dict[str, Any] | None = None
+    plugin_limits: dict[str, Any] | None = None  # the config's [plugins] table (None: as shipped)
     speed: bool = True
     plugin_dirs: list[str] = field(default_factory=list)
 
@@ -121,6 +122,7 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
         plugin_dirs=options.plugin_dirs,
         speed=options.speed,
         health_config=options.health_config,
+        plugin_limits=options.plugin_limits,
         expect_gpus=options.expect_gpus,
     )
     if not world.distributed:

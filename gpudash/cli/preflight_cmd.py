@@ -98,6 +98,7 @@ def run(ctx) -> int:
         limits=Limits(**config["preflight"]),
         expect_gpus=args.expect_gpus,
         health_config=config.get("health"),
+        plugin_limits=config.get("plugins"),
         speed=not args.no_speed,
     )
     world = detect()

@@ -170,6 +170,7 @@ def check_device(
     plugin_dirs=(),
     speed: bool = True,
     health_config=None,
+    plugin_limits=None,
     expect_gpus: int | None = None,
     stop=None,
 ) -> None:
@@ -189,6 +190,8 @@ def check_device(
             measure_speed(device, result, timeout_s)
         if checks and not (stop and stop.is_set()):
             pm = make_plugin_manager(list(plugin_dirs), on_error=None)
+            if plugin_limits is not None:
+                pm.limits = plugin_limits  # the user's [plugins] limits for the checks' children
             result["checks"] = [
                 {"plugin": c.plugin, "check": c.check, "status": c.status, "summary": c.summary}
                 for c in run_checks(machine, pm, timeout_s=timeout_s, devices=[device], on_error=None)

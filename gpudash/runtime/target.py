@@ -77,9 +77,11 @@ def torch_device_of(found: Machine, device: DeviceInfo) -> str | None:
 
 def run_checks_for(found: Machine, device: DeviceInfo, config: dict[str, Any]) -> list[Any]:
     """Every plugin check on this device, each in a child process (the export's checks step)."""
-    from gpudash.plugin_manager import run_checks
+    from gpudash.plugin_manager import make_plugin_manager, run_checks
 
-    return list(run_checks(found, plugin_dirs=config["plugin_dirs"], devices=[device]))
+    pm = make_plugin_manager(config["plugin_dirs"])
+    pm.limits = config["plugins"]  # the user's [plugins] limits for the checks' children
+    return list(run_checks(found, pm, devices=[device]))
 
 
 def resolve(
