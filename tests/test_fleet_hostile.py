@@ -132,3 +132,31 @@ def test_one_target_names_a_bounded_number_of_hosts_and_devices():
     (note,) = fleet.notes
     assert note.startswith(f"127.0.0.1:{port}: named ") and "more devices (at most 50)" in note
     assert "more hosts (at most 10)" in note
+
+
+def test_prometheus_api_answers_are_read_against_the_fleet_s_memory_budget():
+    """A Prometheus whose answer would take the whole budget costs the round an error naming the budget, and
+    the same source reads small answers again afterwards (nothing is left held)."""
+    import json
+
+    from gpudash.errors import GpudashError
+    from gpudash.fleet.prometheus import PrometheusSource
+
+    big = {"on": True}
+
+    def pages(path: str) -> str:
+        if "targets" in path:
+            return json.dumps({"status": "success", "data": {"activeTargets": []}})
+        filler = "x" * (2 << 20) if big["on"] else ""
+        return json.dumps({"status": "success", "data": {"resultType": "vector", "result": []}, "pad": filler})
+
+    with exposition_server(pages) as (url, _stats):
+        source = PrometheusSource(url, timeout_s=30.0, memory_budget_bytes=1 << 20)
+        try:
+            with pytest.raises(GpudashError, match=f"Prometheus at {url}: {OVER}"):
+                source.round()
+            big["on"] = False
+            source.round()  # fits: the budget was given back
+            assert source.budget.held == 0 and source.budget.peak <= 1 << 20
+        finally:
+            source.close()

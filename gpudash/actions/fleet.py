@@ -34,7 +34,7 @@ class FleetSpec:
     interval: float  # 0: adapt to the fleet's size
     history_s: int
     ca_file: str | None = None
-    memory_budget_mib: int = 256  # direct scraping: what all answers in flight may hold together
+    memory_budget_mib: int = 256  # what all answers in flight may hold together (scrapes and Prometheus's API)
     max_hosts_per_target: int = 64
     max_devices_per_target: int = 1024
     expect_gpus: int | None = None  # GPUs each host should have, where its hostfile line does not say
@@ -115,7 +115,12 @@ def open_source(spec: FleetSpec) -> tuple[Source, int]:
         parse_target(spec.prometheus, "--prometheus")  # one clear line for a malformed URL
         url = spec.prometheus if "://" in spec.prometheus else f"http://{spec.prometheus}"
         source = PrometheusSource(
-            url, timeout_s=spec.timeout_s, ca_file=spec.ca_file, history_s=spec.history_s, expect_gpus=spec.expect_gpus
+            url,
+            timeout_s=spec.timeout_s,
+            ca_file=spec.ca_file,
+            history_s=spec.history_s,
+            expect_gpus=spec.expect_gpus,
+            memory_budget_bytes=spec.memory_budget_mib * 2**20,
         )
         return source, 0
     if not (spec.hosts or spec.hostfile):

@@ -25,7 +25,8 @@ from typing import Any
 
 from gpudash.errors import GpudashError
 from gpudash.fleet import exposition
-from gpudash.fleet.fetch import FetchError, fetch
+from gpudash.fleet.budget import MemoryBudget
+from gpudash.fleet.fetch import FetchError, fetch_bytes
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
 from gpudash.fleet.series import ALL_SMI, BATCH, WANTED, Series, describe, plausible
@@ -84,8 +85,11 @@ class PrometheusSource:
         ca_file: str | None = None,
         history_s: int = 900,
         expect_gpus: int | None = None,
+        memory_budget_bytes: int = 256 * 2**20,
     ):
         self.url = url.rstrip("/")
+        # What the API answers in flight may hold together (fleet.memory_budget_mib), as a direct scrape's do.
+        self.budget = MemoryBudget(memory_budget_bytes)
         self.expect_gpus = expect_gpus  # GPUs each host should have (--expect-gpus); None: not said
         self.timeout_s, self.ca_file, self.history_s = timeout_s, ca_file, history_s
         self._io = IoLoop("fleet-prometheus")
@@ -109,15 +113,24 @@ class PrometheusSource:
 
     async def _api(self, path: str, **params: str) -> Any:
         url = f"{self.url}/api/v1/{path}" + (f"?{urllib.parse.urlencode(params)}" if params else "")
+        hold = self.budget.hold()
         try:
-            answer = await fetch(
-                url, self.timeout_s, self.ca_file, "application/json", self._io.connections, max_bytes=API_MAX_BYTES
+            answer = await fetch_bytes(
+                url,
+                self.timeout_s,
+                self.ca_file,
+                "application/json",
+                self._io.connections,
+                hold=hold,
+                max_bytes=API_MAX_BYTES,
             )
             body = json.loads(answer)
         except FetchError as exc:
             raise GpudashError(f"Prometheus at {self.url}: {exc}") from None
         except ValueError:
             raise GpudashError(f"Prometheus at {self.url}: /api/v1/{path} did not answer JSON") from None
+        finally:
+            hold.release()  # decoded (or given up): the raw answer is no longer held
         if body.get("status") != "success":
             raise GpudashError(f"Prometheus at {self.url}: {body.get('errorType')}: {body.get('error')}")
         return body["data"]
