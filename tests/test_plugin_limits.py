@@ -141,3 +141,10 @@ def test_the_export_s_checks_run_under_the_user_s_limits(live_cpu, monkeypatch):
     assert hog["status"] == "error" and hog["summary"].startswith(
         "plugin memory_hog reached its memory limit (768 MiB)"
     )
+
+
+def test_a_plugin_that_allocates_without_end_at_import_fails_its_vetting(monkeypatch):
+    monkeypatch.setenv("GPUDASH_LOAD_PLUGINS", "import_hog")
+    pm = make_plugin_manager([str(SAMPLES)], on_error=None)
+    [record] = [r for r in pm.records.values() if r.name == "import_hog"]
+    assert not record.loaded and any("MemoryError" in e for e in record.errors), record.errors

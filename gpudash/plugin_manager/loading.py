@@ -121,9 +121,14 @@ def vet_plugins(found: list[Candidate]) -> Verdicts:
     if not found or os.environ.get(_IN_VETTING_CHILD_ENV):
         return verdicts
     from gpudash.measure.runner import CRASHED, OK, TIMEOUT, Task, run_tasks
+    from gpudash.plugin_manager.limits import default_settings, limits_for
 
     limit = vet_time_limit()
-    tasks = [Task("gpudash.plugin_manager.host:vetting_ready", timeout_s=_START_UP_S, name="vetting: start-up")]
+    # Importing a plugin runs its code: the vetting child runs under the shipped [plugins] limits of a CPU child
+    # (no config reaches discovery), so an import that allocates without end meets the address-space limit.
+    bounds = limits_for(default_settings(), "cpu")  # every task the same: they share one child
+    start = "gpudash.plugin_manager.host:vetting_ready"
+    tasks = [Task(start, timeout_s=_START_UP_S, name="vetting: start-up", limits=bounds)]
     tasks += [
         Task(
             "gpudash.plugin_manager.host:vet_plugin",
@@ -131,10 +136,12 @@ def vet_plugins(found: list[Candidate]) -> Verdicts:
             timeout_s=limit,
             name=f"vetting {c.name}",
             progress=True,
+            limits=bounds,
         )
         for c in found
     ]
-    tasks.append(Task("gpudash.plugin_manager.host:end_vetting", timeout_s=_START_UP_S, name="vetting: exit"))
+    end = "gpudash.plugin_manager.host:end_vetting"
+    tasks.append(Task(end, timeout_s=_START_UP_S, name="vetting: exit", limits=bounds))
     last = tasks[-2]
     stages: dict[int, str] = {}  # task index -> "import" | "register": how far the candidate got
     no_child_left = threading.Event()
