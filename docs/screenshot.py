@@ -65,6 +65,7 @@ async def shoot_fleet(svg: Path) -> None:
     app = create_app(discover(replay=str(SNAPSHOT), include_torch=False), config)
     try:
         async with app.run_test(size=SIZE) as pilot:
+            await pilot.pause(1.0)  # the dashboard on screen first, as a user sees it before pressing f
             await pilot.press("f")
             await pilot.pause(3.0)  # the first round has every answer (the fourth: connection refused)
             app.save_screenshot(str(svg))
