@@ -23,10 +23,12 @@ def run_health(
     *,
     devices: list | None = None,
     sys_root: Path = host.SYS,
+    whole_machine: bool | None = None,
 ) -> list[HealthResult]:
-    """The results for `devices` (default: every device, then the checks of the whole machine: the GPU count and
-    the host's counters, last). Devices the user named get their own checks only: nothing runs they did not name."""
-    whole_machine = devices is None
+    """The results for `devices` (default: every device), then the checks of the whole machine (the GPU count and
+    the host's counters) when `whole_machine` (default: when no devices were named: devices the user named get
+    their own checks only, nothing they did not name; a preflight rank asks for the node's too)."""
+    whole_machine = devices is None if whole_machine is None else whole_machine
     chosen = list(machine.devices) if devices is None else list(devices)
     out: list[HealthResult] = [_count(machine, limits)] if whole_machine else []
     log = None

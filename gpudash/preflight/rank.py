@@ -156,7 +156,8 @@ def health_of(machine, device: DeviceInfo | None, health_config, expect_gpus: in
 
     limits = Thresholds.from_config(health_config, expect_gpus)
     chosen = [device] if device is not None and device.vendor != "cpu" else []
-    return [health_entry(h) for h in run_health(machine, limits, devices=chosen) if h.severity is not None]
+    found = run_health(machine, limits, devices=chosen, whole_machine=True)  # the node's GPU count too
+    return [health_entry(h) for h in found if h.severity is not None]
 
 
 def check_device(
