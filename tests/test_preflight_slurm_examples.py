@@ -30,12 +30,14 @@ def prolog(tmp_path, fault: str, args: str) -> tuple[subprocess.CompletedProcess
     return run, record.read_text() if record.exists() else ""
 
 
-def test_the_prolog_drains_a_node_with_a_slow_rank(tmp_path):
-    run, args = prolog(tmp_path, "slow", "--no-checks --precisions fp32,bf16")
+def test_the_prolog_drains_a_node_that_fails(tmp_path):
+    # --expect-gpus 1 on CPU ranks: every rank's node lacks its GPU, a CRITICAL whatever the machine's load (a slow
+    # rank's speed verdict is only a WARN when both CPU ranks time the same busy cores, and a WARN never drains).
+    run, args = prolog(tmp_path, "", "--no-checks --precisions fp32 --no-speed --expect-gpus 1")
     assert run.returncode == 1, run.stderr
     lines = args.splitlines()
     assert lines[:3] == ["update", f"nodename={os.uname().nodename.split('.')[0]}", "state=drain"], args
-    assert lines[3].startswith("reason=gpudash preflight: rank 1 preflight.speed: ") and len(lines[3]) < 240
+    assert lines[3].startswith("reason=gpudash preflight: rank 0 gpu.count: ") and len(lines[3]) < 240, args
 
 
 def test_the_prolog_leaves_a_good_node_alone(tmp_path):

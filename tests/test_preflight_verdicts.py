@@ -136,12 +136,18 @@ def test_a_rank_slowed_to_half_speed_is_named_with_host_device_and_percentage():
     """Rank 1's timed matmul calls each do the multiplication twice (tests/preflight_faults.py): the same
     device and kernels doing twice the work per call, so half the rate; rank 0 is untouched."""
     run = torchrun("slow", "--precisions", "fp32,bf16")
-    assert run.returncode == 1, run.stdout + run.stderr
-    assert run.stdout.startswith("gpudash preflight · 2 ranks (torchrun, gloo) · FAILED on rank 1"), run.stdout
-    slow = [line for line in run.stdout.splitlines() if "CRITICAL preflight.speed" in line]
-    assert slow and all(line.startswith("  rank 1: CRITICAL preflight.speed (drain): ") for line in slow), run.stdout
+    slow = [line for line in run.stdout.splitlines() if " preflight.speed " in line and "% below the median" in line]
+    assert slow and all(line.startswith("  rank 1: ") for line in slow), run.stdout + run.stderr
     assert any(" on vm cpu:0: " in line or " cpu:0: " in line for line in slow)
     assert all("% below the median of 2 " in line and "% below the best" in line for line in slow)
+    # Both ranks time the same cores; on a busy machine their rates are contended, and a contended rate is only a
+    # WARN (a hint, never a drain): then the verdict says so instead of failing the rank.
+    if any("CRITICAL preflight.speed" in line for line in slow):
+        assert run.returncode == 1 and run.stdout.startswith(
+            "gpudash preflight · 2 ranks (torchrun, gloo) · FAILED on rank 1"
+        ), run.stdout
+    else:
+        assert all("WARN preflight.speed" in line and "(measured under other load)" in line for line in slow)
 
 
 def test_a_one_bit_difference_on_one_rank_is_named():
