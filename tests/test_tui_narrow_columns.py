@@ -29,7 +29,12 @@ def _app(monkeypatch):
 
 async def _ready(pilot, app) -> DeviceTable:
     table = app.query_one(DeviceTable)
-    await wait_until(pilot, lambda: app.latest and table.row_keys and table.columns, 30)
+    # Every device's reading in, not only the rows: a row waiting for its first reading shows "…" on purpose.
+    await wait_until(
+        pilot,
+        lambda: app.latest and table.row_keys and table.columns and all(d.key in table.samples for d in table.devices),
+        30,
+    )
     return table
 
 
