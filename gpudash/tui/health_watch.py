@@ -14,15 +14,39 @@ changes it in place), and the driver child serialises its own requests, so a pol
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from textual.signal import Signal
 from textual.timer import Timer
 
 if TYPE_CHECKING:
     from gpudash.actions.session import Session
-    from gpudash.tui.app import GpudashApp
 
 Reader = Callable[["Session", Any], dict[str, Any]]  # (session, machine) -> device key -> DeviceHealth
+
+
+class HealthHost(Protocol):
+    """What the watch uses of the dashboard app (gpudash.tui.app.GpudashApp), named here so that this module, which
+    the app imports, does not import the app back."""
+
+    session: Session
+    machine: Any
+    paused: bool
+    health: dict[str, Any]
+    health_read: bool
+    health_applied: Signal[dict[str, Any]]
+
+    @property
+    def run_worker(self) -> Callable[..., Any]: ...
+
+    @property
+    def set_timer(self) -> Callable[..., Timer]: ...
+
+    @property
+    def from_worker(self) -> Callable[..., None]: ...
+
+    @property
+    def notify(self) -> Callable[..., None]: ...
 
 
 def read_device_health(session: Session, machine: Any) -> dict[str, Any]:
@@ -32,7 +56,7 @@ def read_device_health(session: Session, machine: Any) -> dict[str, Any]:
 
 
 class HealthWatch:
-    def __init__(self, app: GpudashApp, interval_s: float, reader: Reader = read_device_health) -> None:
+    def __init__(self, app: HealthHost, interval_s: float, reader: Reader = read_device_health) -> None:
         self.app = app
         self.interval_s = interval_s
         self.reader = reader
