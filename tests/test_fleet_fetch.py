@@ -173,5 +173,32 @@ def test_a_closed_scraper_leaves_no_thread_behind():
         assert "fleet-io" in names()
         scraper.close()
         left = names() - before  # at once, not after the test server's own threads wound down
-        assert not [name for name in left if name == "fleet-io" or name.startswith("asyncio_")]
+        assert not [name for name in left if name.startswith(("fleet-io", "asyncio_"))]
     assert names() - before == set()
+
+
+def test_closing_does_not_wait_for_a_name_lookup_stuck_in_a_slow_resolver():
+    # A resolver that does not answer (no network, a dead DNS server) keeps getaddrinfo's worker thread busy for
+    # many seconds. `gpudash fleet --prometheus NAME` must still end within its own deadline: close() lets go.
+    from gpudash.fleet.io_loop import CLOSE_WAIT_S, IoLoop
+
+    released = threading.Event()
+    started = threading.Event()
+
+    def stuck_lookup() -> None:
+        started.set()
+        released.wait(60)
+
+    async def ask() -> None:
+        await asyncio.get_running_loop().run_in_executor(None, stuck_lookup)
+
+    io = IoLoop()
+    try:
+        io.submit(ask())
+        assert started.wait(10)
+        begun = time.monotonic()
+        io.close()  # raised TimeoutError after 5 s, or blocked until the lookup ended, before
+        took = time.monotonic() - begun
+        assert took < 3 * CLOSE_WAIT_S + 2, f"close() took {took:.1f} s behind a stuck lookup"
+    finally:
+        released.set()

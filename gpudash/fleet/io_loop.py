@@ -11,21 +11,30 @@ kept creeping up for hours (docs/performance.md, "Fleet view"). The connections 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import Coroutine
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from gpudash.fleet.connections import Connections
 
 T = TypeVar("T")
 CLOSE_WAIT_S = 2.0  # how long close() lets cancelled requests end before it stops the loop
+_loops_made = iter(range(1, 1 << 62))  # numbers each loop's lookup threads apart
 
 
 class IoLoop:
     def __init__(self, name: str = "fleet-io") -> None:
         self._loop = asyncio.new_event_loop()
+        # Name lookups (getaddrinfo) run on this pool. It is the loop's own, not asyncio's default, so close() can
+        # let go of a lookup stuck in a slow resolver: on Python 3.11 shutdown_default_executor() joins its
+        # threads on the loop's thread once cancelled, and one slow lookup froze close() past its deadline.
+        self._lookup_prefix = f"{name}-lookup-{next(_loops_made)}"
+        self._lookups = ThreadPoolExecutor(thread_name_prefix=self._lookup_prefix)
+        self._loop.set_default_executor(self._lookups)
         self.connections = Connections()  # used only on the loop's thread
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -49,14 +58,20 @@ class IoLoop:
             if tasks:
                 await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
             self.connections.close()
-            # The name lookups' worker thread (asyncio's default executor) ends here, not some time after;
-            # one stuck in a slow DNS lookup is left to end on its own.
-            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
-                await asyncio.wait_for(self._loop.shutdown_default_executor(), CLOSE_WAIT_S)
 
         if self._thread.is_alive():
-            self.submit(cancel_all()).result(timeout=2 * CLOSE_WAIT_S + 1)
+            with contextlib.suppress(TimeoutError, concurrent.futures.TimeoutError):  # close() never raises
+                self.submit(cancel_all()).result(timeout=2 * CLOSE_WAIT_S + 1)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=CLOSE_WAIT_S)
         if not self._thread.is_alive():
             self._loop.close()
+        self._end_lookups()
+
+    def _end_lookups(self) -> None:
+        """Let the lookup threads end (at most CLOSE_WAIT_S); one stuck in a slow resolver ends on its own later."""
+        self._lookups.shutdown(wait=False, cancel_futures=True)
+        deadline = time.monotonic() + CLOSE_WAIT_S
+        for thread in threading.enumerate():
+            if thread.name.startswith(self._lookup_prefix + "_"):
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
