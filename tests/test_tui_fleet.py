@@ -140,3 +140,71 @@ async def test_fleet_tab_shows_totals_and_takes_a_filter():
             box.value = ""
             await pilot.press("enter")
             await wait_until(pilot, lambda: table.row_count == 3, timeout=10)
+
+
+async def test_fleet_tab_marks_drift_sums_users_and_jobs_and_sorts_at_80x24():
+    """The operators' view of `gpudash fleet` in the tab, at 80x24: a drift column marking the odd host whole, the
+    drift, GPU memory by user and job under the table, and `s` cycling the sort through the command's keys (the
+    table's order is sort_hosts' for the same round)."""
+    from servers import exposition_server
+    from test_fleet_operators import gpudash_page
+
+    from gpudash.fleet.filter import SORTS, sort_hosts
+
+    with (
+        exposition_server(gpudash_page("dgx-01", [60, 91])) as (a, _),
+        exposition_server(gpudash_page("node-07", [95], driver="535.183.01")) as (b, _),
+        exposition_server(gpudash_page("node-08", [50])) as (c, _),
+    ):
+        app = fleet_app([hostport(a), hostport(b), hostport(c)], timeout_s=5.0, interval=30.0)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f")
+            view = app.query_one("#fleet")
+            table = app.query_one("#fleet-table", FleetTable)
+            await wait_until(pilot, lambda: table.row_count == 4 and "GPU memory by job" in screen_text(app), 20)
+            text = screen_text(app)
+            lines = text.splitlines()
+            header = next(line for line in lines if " status " in line and " device " in line)
+            assert " drift " in header
+            odd = next(line for line in lines if line.strip().startswith("node-07"))
+            assert " ≠driver " in odd  # whole, left of the name column that gives way
+            assert not any(line.strip().startswith(h) and "≠" in line for line in lines for h in ("dgx-01", "node-08"))
+            words = " ".join(text.split())  # a wrapped line read whole
+            assert "drift: driver (nvidia hosts) 550.54.15 on most of 3 hosts; odd: node-07 535.183.01" in words
+            assert "GPU memory by user: carol 18.0 GiB on 3 GPUs" in words
+            assert "GPU memory by job: 4711 18.0 GiB on 3 GPUs" in words
+
+            def order() -> list[str]:
+                return list(dict.fromkeys(table.host_of[key] for key in table.row_keys))
+
+            assert order() == ["dgx-01", "node-07", "node-08"]
+            table.focus()
+            for key in SORTS[1:] + SORTS[:1]:  # s cycles every key of --sort, back to host
+                await pilot.press("s")
+                assert view.sort == key
+                want = [h.name for h in sort_hosts(view.fleet, key).hosts]
+                await wait_until(pilot, lambda want=want: order() == want, 5)
+                totals = str(app.query_one("#fleet-totals").render())
+                assert (f"sort: {key}" in totals) == (key != "host")
+                if key == "temp":
+                    assert want == ["node-07", "dgx-01", "node-08"]  # the hottest GPU first
+
+
+def test_the_lines_under_the_table_name_a_few_and_count_the_rest():
+    from gpudash.fleet.drift import Drift
+    from gpudash.fleet.model import FleetRound, Host, Usage
+    from gpudash.render.fleet_summary import MOST, summary_lines
+
+    gib = 2**30
+    users = [Usage(gpu=f"GPU-{i}", memory_bytes=(10 - i) * gib, user=f"user{i}") for i in range(5)]
+    fleet = FleetRound({"kind": "hosts", "targets": 1}, [Host("h1", "up", usage=users)], 0.0, 0.1, 5.0)
+    odd = {f"h{i}": "535" for i in range(5)}
+    drifts = [Drift(fact, "nvidia", "550", dict(odd), 9) for fact in ("driver", "cuda", "torch", "gpudash")]
+    lines = summary_lines(fleet, drifts)
+    assert lines[0] == "drift: driver (nvidia hosts) 550 on most of 9 hosts; odd: h0 535, h1 535, h2 535 (+2 more)"
+    assert len([line for line in lines if line.startswith("drift: ")]) == MOST + 1
+    assert lines[MOST] == "drift: 1 more facts differ (gpudash); the drift column marks the hosts"
+    assert lines[-1] == (
+        "GPU memory by user: user0 10.0 GiB on 1 GPU; user1 9.0 GiB on 1 GPU; user2 8.0 GiB on 1 GPU (+2 more)"
+    )
+    assert summary_lines(FleetRound({}, [Host("h1", "up")], 0.0, 0.1, 5.0), []) == []

@@ -5,7 +5,11 @@ only while this tab is shown; a round never waits longer than its deadline, so a
 nothing but its own row. Enter on a host drills down into it (its devices, targets, error and utilisation
 history: Prometheus's query_range, or what this view has seen); Escape goes back to the whole fleet.
 Under the status line, the totals of the hosts shown (gpudash.fleet.totals); `/` takes a filter in `gpudash fleet
---filter`'s grammar (gpudash.fleet.filter), applied to every round until cleared with an empty one.
+--filter`'s grammar (gpudash.fleet.filter), applied to every round until cleared with an empty one; `s` cycles the
+sort through `gpudash fleet --sort`'s keys (host, then worst first: status, health, util, temp, power, mem, gpus).
+As the command does, a drift column marks the hosts whose driver, CUDA/ROCm, torch, gpudash or VBIOS differ from
+the fleet's (gpudash.fleet.drift), and the box under the table says the drift and the GPU memory per user and job
+where exporters label them (gpudash.render.fleet_summary), all over the hosts shown.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
 
 FIRST_ROUND_AFTER_S = 0.3
+HINT = "Enter on a host: its devices, targets, error and history"
 NOT_CONFIGURED = (
     'No fleet configured. Set [fleet] prometheus = "http://prometheus:9090" or hosts = ["node1:9483", ...] '
     "(or hostfile) in the config, or run `gpudash fleet --hosts ...` headless. docs/fleet.md has examples."
@@ -39,6 +44,7 @@ class FleetView(Vertical):
         Binding("escape", "back", "All hosts", tooltip="leave the host drill-down"),
         Binding("R", "refresh_now", "Refresh", tooltip="start a round now"),
         Binding("slash", "filter", "Filter", tooltip="show only what a filter lets through, e.g. temp>85 host~=dgx"),
+        Binding("s", "cycle_sort", "Sort", tooltip="the next sort: host, then worst first by status, health, util, …"),
     ]
     app: GpudashApp
 
@@ -57,6 +63,8 @@ class FleetView(Vertical):
         self._filter_text = ""
         self._terms: list = []  # the filter's terms (gpudash.fleet.filter.Term)
         self._totals_length = -1
+        self._summary = HINT  # what the box under the table says while no host is drilled into
+        self.sort = "host"  # one of gpudash.fleet.filter.SORTS, as `gpudash fleet --sort` takes it
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
@@ -67,7 +75,7 @@ class FleetView(Vertical):
         filter_box.display = False
         yield filter_box
         yield FleetTable(id="fleet-table")
-        yield Static("Enter on a host: its devices, targets, error and history", id="fleet-detail", markup=False)
+        yield Static(HINT, id="fleet-detail", markup=False)
 
     def on_mount(self) -> None:
         from gpudash.actions import fleet as action
@@ -159,23 +167,38 @@ class FleetView(Vertical):
     # Showing ---------------------------------------------------------------------------------------
 
     def show(self, fleet: FleetRound) -> None:
-        from gpudash.fleet.filter import apply_filter
+        from gpudash.fleet.drift import drift, odd_facts
+        from gpudash.fleet.filter import apply_filter, sort_hosts
         from gpudash.render.fleet import headline, host_text, totals_line
+        from gpudash.render.fleet_summary import summary_lines
 
         self.fleet = fleet
-        fleet = apply_filter(fleet, self._terms)
+        fleet = sort_hosts(apply_filter(fleet, self._terms), self.sort)
         totals = totals_line(fleet) + (f" · filter: {self._filter_text} (/ to change)" if self._terms else "")
+        if self.sort != "host":
+            totals += f" · sort: {self.sort}, worst first (s: next)"
         box = self.query_one("#fleet-totals", Static)
         box.update(totals, layout=len(totals) != self._totals_length)
         self._totals_length = len(totals)
+        drifts = drift(fleet)
         host = fleet.host(self.focus_host) if self.focus_host else None
-        self.query_one(FleetTable).show_hosts([host] if host is not None else fleet.hosts)
+        table = self.query_one(FleetTable)
+        table.odd = odd_facts(drifts)
+        table.show_hosts([host] if host is not None else fleet.hosts)
         where = f" · showing {host.name} (Escape: all hosts)" if host is not None else " · Enter drills down"
         self._status(f"{headline(fleet)} · every {self._interval:g} s{where}")
+        detail = self.query_one("#fleet-detail", Static)
+        if host is not None or self.focus_host:
+            self._summary = ""  # the box says something else now: the summary is shown again in full
         if host is not None:
-            self.query_one("#fleet-detail", Static).update(host_text(fleet, host))
+            detail.update(host_text(fleet, host))
         elif self.focus_host:
-            self.query_one("#fleet-detail", Static).update(f"{self.focus_host}: not in the fleet this round")
+            detail.update(f"{self.focus_host}: not in the fleet this round")
+        else:
+            text = "\n".join([*summary_lines(fleet, drifts), HINT])
+            if text != self._summary:  # mostly the same from round to round: no new layout then
+                detail.update(text)
+            self._summary = text
 
     def on_live_table_row_selected(self, event: FleetTable.RowSelected) -> None:
         name = self.query_one(FleetTable).host_of.get(event.row_key)
@@ -190,7 +213,15 @@ class FleetView(Vertical):
         if self.focus_host is None:
             return
         self.focus_host = None
-        self.query_one("#fleet-detail", Static).update("Enter on a host: its devices, targets, error and history")
+        self.query_one("#fleet-detail", Static).update(HINT)
+        self._summary = HINT
+        if self.fleet is not None:
+            self.show(self.fleet)
+
+    def action_cycle_sort(self) -> None:
+        from gpudash.fleet.filter import SORTS
+
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         if self.fleet is not None:
             self.show(self.fleet)
 

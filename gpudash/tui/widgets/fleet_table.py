@@ -5,6 +5,9 @@ Textual's DataTable every update_cell is a full refresh and any change re-render
 Rich: about 150 ms of the UI thread per round of that fleet here (docs/performance.md, "Fleet view CPU"). As
 a LiveTable, a round builds one Text per line whose words changed, and only lines on screen are rendered.
 Cells are plain Text, never markup: host names, model names and errors are other machines' words.
+Where some host's versions differ from the fleet's (gpudash.fleet.drift), a drift column after the health one
+names the facts on which each host is odd ("≠driver,≠torch", as `gpudash fleet` marks them): left of the name
+column, which gives way first, so the marks stay whole on an 80-column screen.
 """
 
 from __future__ import annotations
@@ -27,8 +30,9 @@ STATUS_STYLE = {
     "unreachable": "bold red",
 }
 RIGHT = frozenset(("util", "memory", "temp", "power"))  # numbers line up on the right
-NAME = HEADER.index("name")
-STATUS = HEADER.index("status")
+DRIFT_AFTER = HEADER.index("health") + 1  # where the drift column goes, when some host is odd
+DRIFT_HEADER = (*HEADER[:DRIFT_AFTER], "drift", *HEADER[DRIFT_AFTER:])
+STATUS = HEADER.index("status")  # before the drift column: the same in both headers
 NAME_MIN = 8  # the name (or error) column gives way to the others down to this; the line scrolls past it
 
 Words = tuple[str, ...]
@@ -40,7 +44,8 @@ def sizes_of(words: Words) -> Sizes:
     return tuple(map(len, words)) if "".join(words).isascii() else tuple(map(cell_len, words))
 
 
-HEADER_SIZES = sizes_of(tuple(HEADER))
+def drift_word(facts: list[str]) -> str:
+    return ",".join(f"≠{fact}" for fact in facts)
 
 
 class FleetTable(LiveTable):
@@ -50,6 +55,8 @@ class FleetTable(LiveTable):
         self._column_widths: tuple[int, ...] = ()
         self._texts: dict[Line, list[Text]] = {}  # the cells of lines drawn at these widths
         self._hosts: Sequence[Host] = ()
+        self.odd: dict[str, list[str]] = {}  # host -> the facts it is odd on (gpudash.fleet.drift.odd_facts)
+        self._header: tuple[str, ...] = tuple(HEADER)
 
     def on_resize(self) -> None:
         if self._hosts:
@@ -59,42 +66,49 @@ class FleetTable(LiveTable):
         self._hosts = hosts
         rows: list[tuple[str, Line]] = []
         host_of: dict[str, str] = {}
+        odd = self.odd
+        self._header = DRIFT_HEADER if odd else tuple(HEADER)
         for host in hosts:
-            status, health = status_word(host), health_word(host)
+            first_words = [host.name, status_word(host), health_word(host)]
+            if odd:
+                first_words.append(drift_word(odd.get(host.name, [])))
+            blank = [""] * len(first_words)
             for i, (device_id, cells) in enumerate(host_rows(host)):
                 key = f"{host.name}\t{device_id}"
                 host_of[key] = host.name
-                first = i == 0
-                words = (host.name if first else "", status if first else "", health if first else "", *cells)
+                words = (*(first_words if i == 0 else blank), *cells)
                 rows.append((key, (words, sizes_of(words), host.status)))
         self.host_of = host_of
         self._column_widths = widths = self._fit_widths(rows)
         self._texts = {}  # lines drawn before are kept as strips (LiveTable) while their words and widths stay
-        header = line_text(tuple(HEADER), HEADER_SIZES, "", widths)
+        header = line_text(self._header, sizes_of(self._header), "", widths, self._header)
         header.stylize("bold")
         self.show([LiveColumn("line", header, sum(w + 1 for w in widths))], rows)
 
     def cells_from(self, row: Line) -> list[Text]:
         texts = self._texts.get(row)
         if texts is None:
-            texts = self._texts[row] = [line_text(*row, self._column_widths)]
+            texts = self._texts[row] = [line_text(*row, self._column_widths, self._header)]
         return texts
 
     def _fit_widths(self, rows: list[tuple[str, Line]]) -> tuple[int, ...]:
         """Each column as wide as its widest cell; the name column takes what the screen has left."""
-        widths = list(map(max, zip(HEADER_SIZES, *(line[1] for _, line in rows))))
-        room = (self.size.width or self.app.size.width) - sum(w + 1 for j, w in enumerate(widths) if j != NAME) - 2
-        widths[NAME] = max(min(widths[NAME], room), min(widths[NAME], NAME_MIN))
+        name = self._header.index("name")
+        widths = list(map(max, zip(sizes_of(self._header), *(line[1] for _, line in rows))))
+        room = (self.size.width or self.app.size.width) - sum(w + 1 for j, w in enumerate(widths) if j != name) - 2
+        widths[name] = max(min(widths[name], room), min(widths[name], NAME_MIN))
         return tuple(widths)
 
 
-def line_text(words: Words, sizes: Sizes, status: str, widths: tuple[int, ...]) -> Text:
+def line_text(
+    words: Words, sizes: Sizes, status: str, widths: tuple[int, ...], header: Sequence[str] = tuple(HEADER)
+) -> Text:
     """One line: each word in its column (numbers to the right, a word too long cut with "…")."""
     parts = []
-    for header, word, n, width in zip(HEADER, words, sizes, widths):
+    for column, word, n, width in zip(header, words, sizes, widths):
         if n > width:
             word, n = set_cell_size(word, width - 1) + "…", width
-        parts.append(" " + (" " * (width - n) + word if header in RIGHT else word + " " * (width - n)))
+        parts.append(" " + (" " * (width - n) + word if column in RIGHT else word + " " * (width - n)))
     line = Text("".join(parts), end="")
     style = STATUS_STYLE.get(status)
     if style and words[STATUS]:
