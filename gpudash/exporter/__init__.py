@@ -22,6 +22,7 @@ The modules:
   jobs.py            opt-in: each GPU's Slurm jobs and Kubernetes pods, bounded in number (--job-labels)
   idle.py            allocated but idle: held by processes at near-0 utilization for [idle] after_s
   health.py          health verdicts per check ID (docs/health.md), a lost GPU
+  failed_before.py   the checks each GPU failed before (the memory of bad GPUs), present or not
   health_counters.py the raw counters behind them: ECC, rows, XIDs, throttle reasons, PCIe, links, energy
   health_cache.py    the counters and checks, read every [health] read_interval_s rather than per scrape
   remembered.py      the results on disk, cached by modification time

@@ -22,6 +22,7 @@ from gpudash.exporter import (
     build,
     checks,
     devices,
+    failed_before,
     health,
     health_counters,
     idle,
@@ -38,7 +39,7 @@ from gpudash.exporter.health_cache import HealthCache, HealthReading
 from gpudash.exporter.remembered import RememberedResults, Results
 from gpudash.exporter.scrape import Scrape
 
-BATCH_MODULES = (build, devices, precisions, bench, mamf, checks)
+BATCH_MODULES = (build, devices, precisions, bench, mamf, checks, failed_before)
 
 
 class GpudashCollector:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from gpudash import store
+from gpudash.health import memory as gpu_memory
 from gpudash.measure.bench.store import BENCH_HISTORY_KIND, saved_runs
 from gpudash.measure.probe.store import PROBE_KIND, remembered
 from gpudash.measure.schema import PrecisionCapabilityMatrix
@@ -38,6 +39,7 @@ class Results:
     bench_runs: list[dict[str, Any]] = field(default_factory=list)  # bench JSON documents, newest first
     checks: list[dict[str, Any]] = field(default_factory=list)  # CheckResult dicts with `checked_at`
     checks_saved_at: str | None = None
+    gpu_failures: dict[str, list[Any]] = field(default_factory=dict)  # UUID -> gpudash.health.memory.Failure
 
 
 class _CachedFile:
@@ -81,6 +83,7 @@ class RememberedResults:
                 store.path_of(BENCH_HISTORY_KIND, machine), lambda: [run for _, run in saved_runs(machine)]
             ),
             "checks": _CachedFile(store.path_of(CHECKS_KIND, machine), lambda: remembered_checks(machine)),
+            "gpu_failures": _CachedFile(gpu_memory.path(machine), lambda: gpu_memory.remembered(machine)),
         }
         self.signature: tuple = ()
         self._results = Results()
@@ -99,6 +102,7 @@ class RememberedResults:
                 bench_runs=read["history"][1] or [],
                 checks=checks[1],
                 checks_saved_at=checks[0],
+                gpu_failures=read["gpu_failures"][1] or {},
             )
             self.signature = signature
         return self._results

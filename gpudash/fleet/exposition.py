@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpudash.fleet.model import Device, Host, Usage
-from gpudash.fleet.series import HOST_INFO, USAGE, WANTED, Series, describe, identity, plausible
+from gpudash.fleet.model import Device, FailedBefore, Host, Usage
+from gpudash.fleet.series import FAILED_BEFORE, HOST_INFO, USAGE, WANTED, Series, describe, identity, plausible
 from gpudash.health.catalog import SEVERITIES
 from gpudash.plain_text import one_line
 
@@ -159,9 +160,13 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
     host_checks: dict[str, str] = {}
     versions: dict[str, str] = {}
     usage: list[Usage] = []
+    failed: dict[tuple[str, str], dict[str, Any]] = {}  # (UUID, check ID) -> what the memory's series said
     for sample in samples:
         series, value = sample
         name, labels = series.name, series.labels
+        if name in FAILED_BEFORE:
+            _failed_before(failed, name, labels, value)
+            continue
         if name == "gpudash_machine_info":
             replayed = replayed or labels.get("replayed") == "true"
             _versions(versions, labels, MACHINE_VERSIONS)
@@ -236,6 +241,7 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
         ),
     )  # a GPU's MIG instances right after it
     host.replayed, host.host_checks, host.usage = replayed, host_checks, usage
+    host.failed_before = _remembered_failures(host, failed)
     vbios = sorted({d.vbios for d in host.devices if d.vbios})
     if vbios:
         versions["vbios"] = ",".join(vbios)
@@ -302,6 +308,36 @@ def _health(checks: dict[str, str], labels: dict[str, str], value: float) -> Non
     check, severity = labels.get("check_id"), labels.get("severity")
     if value == 1 and check and severity in SEVERITIES:
         checks[check] = severity
+
+
+def _failed_before(failed: dict[tuple[str, str], dict[str, Any]], name: str, labels: dict[str, str], value: float):
+    uuid, check = labels.get("UUID") or labels.get("uuid"), labels.get("check_id")
+    if not uuid or not check or not math.isfinite(value) or value < 0:
+        return
+    said = failed.setdefault((uuid, check), {})
+    if name == "gpudash_health_failed_before_sightings":
+        said["sightings"] = int(value) if value < 2**31 else None
+    elif labels.get("severity") in SEVERITIES:
+        said["last"], said["severity"] = value, labels["severity"]
+
+
+def _remembered_failures(host: Host, failed: dict[tuple[str, str], dict[str, Any]]) -> list[FailedBefore]:
+    """The host's memory of bad GPUs, each put on the row its GPU has now (by UUID), most recent first."""
+    rows = {d.uuid: d for d in host.devices if d.uuid and d.mig_instance is None}
+    out = []
+    for (uuid, check), said in failed.items():
+        if "last" not in said:
+            continue
+        row = rows.get(uuid)
+        entry = FailedBefore(
+            uuid, check, said["severity"], said["last"], said.get("sightings"), host.name, row.id if row else None
+        )
+        out.append(entry)
+        if row is not None:
+            row.failed_before.append(entry)
+    for row in rows.values():
+        row.failed_before.sort(key=lambda f: f.last, reverse=True)
+    return sorted(out, key=lambda f: f.last, reverse=True)
 
 
 def _number(text: str) -> tuple[int, str]:

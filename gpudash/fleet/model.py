@@ -17,6 +17,41 @@ FLEET_VERSION = 1
 
 
 @dataclass
+class FailedBefore:
+    """A check a GPU failed before, from the memory of bad GPUs its host's gpudash serve publishes
+    (gpudash_health_failed_before_*): `host` is where it was remembered, `device` the row it is on now there
+    (None: that host no longer has it)."""
+
+    uuid: str
+    check_id: str
+    severity: str  # the worst seen
+    last: float  # Unix seconds of the last sighting
+    sightings: int | None
+    host: str
+    device: str | None = None
+
+    @property
+    def date(self) -> str:
+        return time.strftime("%Y-%m-%d", time.localtime(self.last))
+
+    def line(self) -> str:
+        seen = "" if self.sightings is None else f", seen {self.sightings} time{'s' if self.sightings != 1 else ''}"
+        return f"failed {self.check_id} ({self.severity}) on {self.date}{seen}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uuid": self.uuid,
+            "check_id": self.check_id,
+            "severity": self.severity,
+            "last": self.last,
+            "date": self.date,
+            "sightings": self.sightings,
+            "host": self.host,
+            "device": self.device,
+        }
+
+
+@dataclass
 class Device:
     """One accelerator (or a CPU gpudash describes) on a host, merged from every exporter that has it."""
 
@@ -41,6 +76,8 @@ class Device:
     lost: bool | None = None  # gpudash_device_lost: the driver can no longer reach it (None: not said)
     health_checks: dict[str, str] = field(default_factory=dict)  # check ID -> severity (gpudash_health_check_status)
     vbios: str | None = None  # dcgm-exporter's DCGM_FI_DEV_VBIOS_VERSION label, where it is configured
+    # The checks this GPU failed before: on this host, or on another host of the fleet (the same board moved)
+    failed_before: list[FailedBefore] = field(default_factory=list)
 
     key: str = ""  # what merged it across exporters (gpudash.fleet.series.Identity.key); not in the JSON
     health_read: bool = False  # gpudash_health_timestamp_seconds: its checks ran (OK unless a finding says)
@@ -76,6 +113,7 @@ class Device:
             "lost": self.lost,
             "health": self.health,
             "health_findings": {k: v for k, v in sorted(self.health_checks.items()) if v != "OK"},
+            "failed_before": [f.to_json() for f in self.failed_before],
             "mig": None
             if self.mig_instance is None
             else {"gpu_instance_id": self.mig_instance, "profile": self.mig_profile, "gpu": self.gpu_id},
@@ -106,6 +144,7 @@ class Host:
     problems: list[str] = field(default_factory=list)  # why an answering host is degraded or empty
     versions: dict[str, str] = field(default_factory=dict)  # driver, cuda, rocm, torch, gpudash, vbios
     usage: list[Usage] = field(default_factory=list)  # GPU memory by user and job, where exporters label it
+    failed_before: list[FailedBefore] = field(default_factory=list)  # every GPU this host remembers failing
 
     @property
     def gpus(self) -> int:
@@ -132,6 +171,7 @@ class Host:
             "health": self.health,
             "problems": list(self.problems),
             "versions": dict(self.versions),
+            "failed_before": [f.to_json() for f in self.failed_before],
         }
 
 
@@ -144,6 +184,23 @@ class FleetRound:
     deadline_s: float
     dropped: list[str] = field(default_factory=list)  # targets that did not answer within the deadline
     notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # A board remembered failing on one host and now on another (moved, RMA'd and sent back): its new row
+        # carries the old host's memory too, however the round was read.
+        remembered: dict[str, list[FailedBefore]] = {}
+        for host in self.hosts:
+            for failure in host.failed_before:
+                remembered.setdefault(failure.uuid, []).append(failure)
+        for host in self.hosts:
+            for device in host.devices:
+                elsewhere = [
+                    f
+                    for f in remembered.get(device.uuid or "", [])
+                    if f.host != host.name and f not in device.failed_before
+                ]
+                if elsewhere and device.mig_instance is None:
+                    device.failed_before = sorted(device.failed_before + elsewhere, key=lambda f: -f.last)
 
     def host(self, name: str) -> Host | None:
         wanted = name.lower()

@@ -94,7 +94,14 @@ def plausible(field: str, value: float) -> float | None:
 
 # gpudash serve's health verdicts (docs/health.md): read every round, they decide whether a host is up. A check
 # of the machine itself carries device_key="host", so it has no device identity and lands on the host.
-HEALTH = ("gpudash_device_lost", "gpudash_health_check_status", "gpudash_health_timestamp_seconds")
+# The memory of bad GPUs: series only for GPUs that failed a check before, present on the host or not any more.
+FAILED_BEFORE = ("gpudash_health_failed_before_timestamp_seconds", "gpudash_health_failed_before_sightings")
+HEALTH = (
+    "gpudash_device_lost",
+    "gpudash_health_check_status",
+    "gpudash_health_timestamp_seconds",
+    *FAILED_BEFORE,
+)
 
 # GPU memory by user and job, where an exporter labels it (gpudash serve --job-labels, nvitop-exporter's and
 # all-smi's per-process series): summed per user and per job (gpudash.fleet.totals), never turned into devices.

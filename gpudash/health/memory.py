@@ -49,6 +49,11 @@ def _host_key(machine: Any) -> Any:
     return SimpleNamespace(host=machine.host, replayed=False, devices=[])
 
 
+def path(machine: Any) -> Any:
+    """The memory's file for this host (readers that cache by modification time: gpudash serve)."""
+    return store.path_of(GPU_FAILURES_KIND, _host_key(machine))
+
+
 def _load(machine: Any) -> dict[str, dict[str, dict[str, Any]]]:
     found = store.load(GPU_FAILURES_KIND, _host_key(machine))
     if found is None:

@@ -149,6 +149,7 @@ def operator_lines(fleet: FleetRound, drifts) -> list[str]:
         said = ", ".join(f"{host} {value}" for host, value in d.odd.items())
         base = f"{d.majority} on most of {d.hosts} hosts" if d.majority else f"no majority among {d.hosts} hosts"
         lines.append(f"drift: {d.fact} ({d.vendor} hosts) {base}; odd: {said}")
+    lines += remembered_lines(fleet)
     for by in ("user", "job"):
         sums = usage(fleet, by)
         if sums:
@@ -158,6 +159,37 @@ def operator_lines(fleet: FleetRound, drifts) -> list[str]:
             )
             more = f" (+{len(sums) - 20} more)" if len(sums) > 20 else ""
             lines.append(f"GPU memory by {by}: {shown}{more}")
+    return lines
+
+
+def failed_before_lines(host: Host) -> list[str]:
+    """The host's memory of bad GPUs: each failure under the row its GPU has now, here or on another host."""
+    lines = []
+    for d in host.devices:
+        for f in d.failed_before:
+            where = "" if f.host == host.name else f" on {f.host}"
+            lines.append(f"{d.id} {d.uuid} {f.line()}{where}")
+    for f in host.failed_before:
+        if f.device is None:
+            lines.append(f"{f.uuid} (not on this host now) {f.line()}")
+    return lines
+
+
+def remembered_lines(fleet: FleetRound, limit: int = 20) -> list[str]:
+    """Under the fleet table: the GPUs up now that failed a check before, newest failure first, and boards
+    remembered on one host that turned up on another."""
+    found = []
+    for host in fleet.hosts:
+        for d in host.devices:
+            if d.failed_before:
+                newest = d.failed_before[0]
+                where = "" if newest.host == host.name else f" on {newest.host}"
+                more = f" (+{len(d.failed_before) - 1} more)" if len(d.failed_before) > 1 else ""
+                found.append((newest.last, f"failed before: {host.name} {d.id} {d.uuid} {newest.line()}{where}{more}"))
+    found.sort(key=lambda pair: -pair[0])
+    lines = [line for _, line in found[:limit]]
+    if len(found) > limit:
+        lines.append(f"failed before: +{len(found) - limit} more GPUs (gpudash fleet --host NAME lists each)")
     return lines
 
 
@@ -222,6 +254,7 @@ def host_text(fleet: FleetRound, host: Host, now: float | None = None) -> str:
         findings = ", ".join(f"{k} {v}" for k, v in sorted(d.health_checks.items()) if v != "OK")
         if findings:  # the checks not OK (the header line has the host's worst)
             lines.append(f"{d.id} health: {findings}")
+    lines += failed_before_lines(host)
     for d in host.devices:
         if d.history:
             values = [v for _, v in d.history]
