@@ -4,7 +4,8 @@ The HTTP endpoint (gpudash.exporter.http's app on gpudash.exporter.server) answe
 does; what changes only with a remembered result is encoded once per change, so a scrape costs a few
 milliseconds and never runs device code. No client can stall another: TLS handshakes happen in each
 connection's own thread, every phase of a connection has a deadline, and open connections are capped. TLS and
-basic auth come from --tls-cert/--tls-key or a web config file in exporter-toolkit's format. The default
+basic auth come from --tls-cert/--tls-key or a web config file in exporter-toolkit's format, read again while
+serving when it (or a certificate it names) changes, as exporter-toolkit does (gpudash.exporter.server.reload). The default
 address is loopback: publishing to the network is a choice the user makes with `--listen`, ideally with TLS.
 """
 
@@ -76,14 +77,19 @@ def tls_files(cert: str | None, key: str | None) -> tuple[str, str] | None:
 @dataclass(frozen=True)
 class Endpoint:
     """How serve answers, checked before any work starts: the address, TLS (an ssl.SSLContext, or None for
-    plain HTTP), basic-auth users (name -> bcrypt hash), extra answer headers, and the connection limits
-    (gpudash.exporter.server.Limits)."""
+    plain HTTP), basic-auth users (name -> bcrypt hash), extra answer headers, the connection limits
+    (gpudash.exporter.server.Limits), and the web config file they came from (read again while serving) with
+    what it said at start."""
 
     listen: Listen
     tls: Any = None
     users: dict[str, bytes] = field(default_factory=dict)
     headers: tuple[tuple[str, str], ...] = ()
     limits: Any = None
+    web_config: str | None = None
+    web_config_option: str = "--web-config"
+    web: Any = None  # the WebConfig read at start
+    tls_from_options: bool = False  # --tls-cert/--tls-key (read once), not the web config, set TLS
 
     def url(self, port: int | None = None) -> str:
         return self.listen.url(self.tls is not None, port)
@@ -111,7 +117,17 @@ def endpoint(
     settings = web.tls or (TLSSettings(*tls) if tls is not None else None)
     context = server_context(settings) if settings is not None else None
     limits = Limits(max_connections=max_connections or DEFAULT_MAX_CONNECTIONS)
-    return Endpoint(listen, context, web.users, web.headers, limits)
+    return Endpoint(
+        listen,
+        context,
+        web.users,
+        web.headers,
+        limits,
+        web_config=web_config or None,
+        web_config_option=web_config_option,
+        web=web,
+        tls_from_options=tls is not None,
+    )
 
 
 def start(collector, where: Endpoint):
@@ -146,6 +162,18 @@ def serve(
     _, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname, job_labels=job_labels)
     collector.families()  # parse the remembered results and decide the settings before the first scrape
     server, port = start(collector, where)
+    watch = None
+    if where.web_config:
+        from gpudash.exporter.server.reload import WebConfigWatch
+
+        watch = WebConfigWatch(
+            server,
+            where.web_config,
+            where.web,
+            option=where.web_config_option,
+            tls_from_options=where.tls_from_options,
+        )
+        watch.start()
     stop = stop or threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -158,6 +186,8 @@ def serve(
     except KeyboardInterrupt:
         pass
     finally:
+        if watch is not None:
+            watch.close()
         server.close()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

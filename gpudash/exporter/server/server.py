@@ -4,6 +4,9 @@ The accepting thread only accepts and admits (connections.py): it never reads, w
 client can hold it up. Each connection's thread does the TLS handshake (within Limits.handshake_s), waits for
 a request (idle_s), reads it whole (read_s from its first byte), checks basic auth, calls the WSGI app and
 writes the answer (write_s). A deadline that passes closes the connection. Keep-alive is HTTP/1.1's default.
+`reconfigure` swaps the TLS context, the users and the extra headers while serving (a web config read again,
+reload.py): a connection shakes hands with the context in force when it was accepted, and each request is
+checked against the users in force when it arrives.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Server:
         self.tls = tls
         self.auth = BasicAuth(users) if users else None
         self.headers = list(headers)
+        self.reconfigured = 0  # how many times reconfigure() swapped the settings
         self.connections = Connections(self.limits.connection_cap())
         self._listener: socket.socket | None = None
         self._stopping = threading.Event()
@@ -109,6 +113,22 @@ class Server:
 
     shutdown = close  # socketserver's name, which the benchmarks and the screenshot script call
 
+    def reconfigure(
+        self,
+        *,
+        tls: ssl.SSLContext | None,
+        users: dict[str, bytes] | None = None,
+        headers: tuple[tuple[str, str], ...] = (),
+    ) -> None:
+        """New TLS context, basic-auth users and extra headers for the connections and requests from now on.
+        A server that serves plain HTTP stays plain, and HTTPS stays HTTPS (clients and Prometheus's scrape
+        configs expect one scheme): ValueError when `tls` would switch it."""
+        if (tls is None) != (self.tls is None):
+            raise ValueError("switching between HTTP and HTTPS needs a restart")
+        auth = BasicAuth(users) if users else None  # built first: each attribute below is swapped whole
+        self.tls, self.auth, self.headers = tls, auth, list(headers)
+        self.reconfigured += 1
+
     # -- accepting ------------------------------------------------------------------------------------------
 
     def _accept_loop(self) -> None:
@@ -137,21 +157,24 @@ class Server:
                 continue  # the client gave up between its SYN and our accept
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = Connection(sock, peer, state=HANDSHAKE if self.tls else WAITING)
+            tls = self.tls  # the context this connection shakes hands with, whatever a reload does meanwhile
+            conn = Connection(sock, peer, state=HANDSHAKE if tls else WAITING)
             if not self.connections.admit(conn):
                 sock.close()
                 continue
             try:
-                threading.Thread(target=self._serve, args=(conn,), name="gpudash serve connection", daemon=True).start()
+                threading.Thread(
+                    target=self._serve, args=(conn, tls), name="gpudash serve connection", daemon=True
+                ).start()
             except RuntimeError:  # no thread to be had: the connection cannot be served
                 self.connections.close(conn)
 
     # -- one connection ---------------------------------------------------------------------------------------
 
-    def _serve(self, conn: Connection) -> None:
+    def _serve(self, conn: Connection, tls: ssl.SSLContext | None) -> None:
         try:
-            if self.tls is not None:
-                self._handshake(conn, self.tls)
+            if tls is not None:
+                self._handshake(conn, tls)
             self._requests(conn)
         except Exception:  # a connection's failure ends that connection, never the server or a traceback
             pass
@@ -209,7 +232,8 @@ class Server:
                 if not self._receive(conn, buffer, deadline):
                     return
             del buffer[:length]
-            if self.auth is not None and not self.auth.check(
+            auth = self.auth  # the users in force now (a reload swaps the whole object)
+            if auth is not None and not auth.check(
                 request.headers.get("authorization"), lambda: conn.evicted, deadline
             ):
                 if not conn.evicted:
