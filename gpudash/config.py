@@ -139,6 +139,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "tls_key": Key("", str),
         "web_config": Key("", str),  # exporter-toolkit's web config file: TLS and basic-auth users
         "max_connections": Key(64, int, 1, 4096),
+        # The deadlines and sizes of each connection (gpudash.exporter.server.Limits; docs/fleet.md)
+        "handshake_timeout_s": Key(5.0, float, 0.1, 300),  # the TLS handshake, from accept
+        "idle_timeout_s": Key(20.0, float, 0.1, 3600),  # waiting for a request (new or kept-open connection)
+        "read_timeout_s": Key(10.0, float, 0.1, 600),  # the whole request, from its first byte
+        "write_timeout_s": Key(10.0, float, 0.1, 600),  # the whole answer
+        "max_head_bytes": Key(16384, int, 1024, 1 << 20),  # request line and headers; more is 431
+        "max_body_bytes": Key(65536, int, 0, 1 << 24),  # a scrape has none; more is 413
         "job_labels": Key(False, bool),  # per-job series (gpudash.exporter.jobs); --job-labels
         "max_job_series": Key(256, int, 1, 100_000),  # device-job pairs per scrape; the rest are counted as dropped
     },

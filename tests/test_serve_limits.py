@@ -426,3 +426,53 @@ def test_help_and_plain_serving_never_import_yaml_or_bcrypt():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "[]"
+
+
+# The limits from the config's [serve] table ----------------------------------------------------------------------
+
+
+def test_serve_limits_from_the_config_reach_the_server(tmp_path):
+    """[serve] idle_timeout_s and max_head_bytes in a config file change a running `gpudash serve`: an idle
+    connection is closed after 0.5 s instead of 20, and a 2 KiB head is answered 431."""
+    import os
+
+    from gpudash.actions.serve import SERVE_LIMITS, endpoint, parse_listen
+    from gpudash.config import defaults
+
+    serve = defaults()["serve"]
+    assert {field: serve[key] for key, field in SERVE_LIMITS.items()} == {
+        field: getattr(Limits(), field) for field in SERVE_LIMITS.values()
+    }  # the shipped config's values are the server's own defaults
+    limits = endpoint(parse_listen("127.0.0.1:0"), limits={**serve, "write_timeout_s": 2.5}).limits
+    assert limits.write_s == 2.5 and limits.read_s == serve["read_timeout_s"]
+    config = tmp_path / "config.toml"
+    config.write_text("[serve]\nidle_timeout_s = 0.5\nmax_head_bytes = 1024\n")
+    env = {**os.environ, "GPUDASH_CONFIG": str(config)}
+    with gpudash_serve("--replay", str(DGX), "--no-telemetry", env=env) as (url, _):
+        port = int(url.split(":")[2].split("/")[0])
+        started = time.monotonic()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as idle:
+            assert closed_by_server(idle, 15.0)
+        assert time.monotonic() - started < 10.0  # the default is 20 s
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 2048 + b"\r\n\r\n")
+            assert sock.recv(4096).startswith(b"HTTP/1.1 431")
+        assert "gpudash_device_info" in get(url)  # a normal scrape fits
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("read_timeout_s = 0", "serve.read_timeout_s: expected a value from 0.1 to 600, got 0 (line 2)"),
+        ("idle_timeout_s = true", "serve.idle_timeout_s: expected a number, got bool True (line 2)"),
+        ("max_head_bytes = 100", "serve.max_head_bytes: expected a value from 1024 to 1048576, got 100 (line 2)"),
+        ("max_body_bytes = 'big'", "serve.max_body_bytes: expected an integer, got str 'big' (line 2)"),
+        ("handshake_timeout_s = 301", "serve.handshake_timeout_s: expected a value from 0.1 to 300, got 301 (line 2)"),
+        ("write_timeout_s = -1.0", "serve.write_timeout_s: expected a value from 0.1 to 600, got -1.0 (line 2)"),
+    ],
+)
+def test_a_bad_serve_limit_in_the_config_is_one_line_and_exit_2(tmp_path, capsys, line, message):
+    config = tmp_path / "config.toml"
+    config.write_text(f"[serve]\n{line}\n")
+    assert main(["--config", str(config), "--replay", str(DGX), "serve", "--listen", "127.0.0.1:0"]) == 2
+    assert capsys.readouterr().err.strip() == f"gpudash: error: {config}: {message}"

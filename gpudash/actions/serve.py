@@ -22,6 +22,15 @@ from typing import Any
 from gpudash.errors import GpudashError, UsageError
 
 DEFAULT_PORT = 9483
+# The config's [serve] keys for the server's deadlines and sizes -> gpudash.exporter.server.Limits' fields
+SERVE_LIMITS = {
+    "handshake_timeout_s": "handshake_s",
+    "idle_timeout_s": "idle_s",
+    "read_timeout_s": "read_s",
+    "write_timeout_s": "write_s",
+    "max_head_bytes": "max_head_bytes",
+    "max_body_bytes": "max_body_bytes",
+}
 
 
 @dataclass(frozen=True)
@@ -102,9 +111,12 @@ def endpoint(
     web_config: str | None = None,
     web_config_option: str = "--web-config",
     max_connections: int | None = None,
+    limits: dict[str, Any] | None = None,
 ) -> Endpoint:
     """Read the web config and load the certificate now, so a bad file is one line (exit 2) before any device
-    is discovered. `tls` is (--tls-cert, --tls-key); the web config's tls_server_config is the other way."""
+    is discovered. `tls` is (--tls-cert, --tls-key); the web config's tls_server_config is the other way.
+    `limits` is the config's [serve] table (checked when it was loaded): its deadlines and sizes
+    (SERVE_LIMITS); `max_connections` the cap, from --max-connections or the same table."""
     from gpudash.exporter.server import Limits, TLSSettings, WebConfig, load_web_config
     from gpudash.exporter.server.limits import DEFAULT_MAX_CONNECTIONS
     from gpudash.exporter.server.tls import server_context
@@ -116,13 +128,14 @@ def endpoint(
         )
     settings = web.tls or (TLSSettings(*tls) if tls is not None else None)
     context = server_context(settings) if settings is not None else None
-    limits = Limits(max_connections=max_connections or DEFAULT_MAX_CONNECTIONS)
+    chosen = {field: (limits or {})[key] for key, field in SERVE_LIMITS.items() if key in (limits or {})}
+    bounds = Limits(max_connections=max_connections or DEFAULT_MAX_CONNECTIONS, **chosen)
     return Endpoint(
         listen,
         context,
         web.users,
         web.headers,
-        limits,
+        bounds,
         web_config=web_config or None,
         web_config_option=web_config_option,
         web=web,

@@ -105,6 +105,7 @@ def _serve(ctx) -> int:
         web_config=web_config,
         web_config_option="--web-config" if args.web_config else "serve.web_config",
         max_connections=args.max_connections or conf["max_connections"],
+        limits=conf,
     )
     telemetry = conf["telemetry"] if args.telemetry is None else args.telemetry
     job_labels = conf["job_labels"] if args.job_labels is None else args.job_labels
