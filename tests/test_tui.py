@@ -236,6 +236,32 @@ async def test_torch_view_and_view_keys_while_help_is_open():
         assert "torch 9.9.9" in screen_text(app)
 
 
+async def test_a_view_key_sticks_when_a_focus_in_the_old_view_is_still_on_its_way():
+    """A focus asked for just before a view key (the dashboard's first focus when `c` comes right after the
+    start) must not take the tabs back: Textual learns of a focus several messages late and shows its pane."""
+    app = create_app(machine_of([gpu()], Sample(utilization_pct=1)), fast_config(), add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        tabs = app.query_one("#views")
+        dashboard = tabs.get_pane("view-dashboard")
+        await wait_until(pilot, lambda: isinstance(app.focused, DeviceTable), timeout=5.0)
+        other = next(w for w in dashboard.query("*") if w.focusable and not isinstance(w, DeviceTable))
+        other.focus()  # on its way, not yet landed
+        app.action_show_view("plugins")
+        plugins = tabs.get_pane("view-plugins")
+        await wait_until(pilot, lambda: app.focused is not None and plugins in app.focused.ancestors, timeout=5.0)
+        await pilot.pause(0.1)
+        assert tabs.active == "view-plugins"
+        assert app.focused is not None and plugins in app.focused.ancestors
+        # b then c, typed fast: the Benchmarks view, built when first shown, focuses its table as it mounts.
+        app.action_show_view("bench")
+        app.action_show_view("checks")
+        checks = tabs.get_pane("view-checks")
+        await wait_until(pilot, lambda: app.query("#bench-table"), timeout=5.0)
+        await wait_until(pilot, lambda: app.focused is not None and checks in app.focused.ancestors, timeout=5.0)
+        await pilot.pause(0.1)
+        assert tabs.active == "view-checks"
+
+
 async def test_first_frame_does_not_wait_for_torch_and_torch_view_refreshes_cards():
     release = threading.Event()
 

@@ -54,6 +54,28 @@ def source_line(machine: Machine, torch_state: str) -> str:
     return " · ".join([f"● live on {machine.host.hostname or 'this machine'}", torch, *machine.notes])
 
 
+class ViewTabs(TabbedContent):
+    """The views' tabs. They follow the keys (action_show_view) and the tab bar, never the focus.
+
+    Textual shows the pane of a widget that gets the focus, but it learns of that focus several messages after
+    the focus() call that asked for it (call_later, Focus, DescendantFocus up each parent, TabPane.Focused). A key
+    that switched the view in between was undone: `c` pressed just after the start, while the dashboard's first
+    focus was on its way, showed the Checks view and then the Dashboard again."""
+
+    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        if event.tab_pane.id == self.active:
+            return  # Textual's own handler runs: nothing to switch
+        event.prevent_default()  # Textual's handler would show the focused pane
+        event.stop()
+        focused = self.screen.focused
+        if focused is not None and event.tab_pane in focused.ancestors:
+            # The late focus landed in a hidden pane, where keys would go unseen: to the shown view instead.
+            self.screen.set_focus(None)
+            app = self.app
+            if isinstance(app, GpudashApp) and self.active:
+                app.call_after_refresh(app.focus_view, self.get_pane(self.active))
+
+
 class GpudashApp(App[int]):
     CSS_PATH = ["app.tcss", "views.tcss"]
     TITLE = "gpudash"
@@ -116,7 +138,7 @@ class GpudashApp(App[int]):
             markup=False,
         )
         yield self._source
-        with TabbedContent(id="views"):
+        with ViewTabs(id="views"):
             for position, spec in enumerate(self.views):
                 with TabPane(spec.title, id=spec.pane_id):
                     if position == 0:  # the others are built when first shown
