@@ -6,6 +6,7 @@ fault planted on one rank by tests/preflight_rank.py and tests/preflight_faults.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -140,14 +141,27 @@ def test_a_rank_slowed_to_half_speed_is_named_with_host_device_and_percentage():
     assert slow and all(line.startswith("  rank 1: ") for line in slow), run.stdout + run.stderr
     assert any(" on vm cpu:0: " in line or " cpu:0: " in line for line in slow)
     assert all("% below the median of 2 " in line and "% below the best" in line for line in slow)
-    # Both ranks time the same cores; on a busy machine their rates are contended, and a contended rate is only a
-    # WARN (a hint, never a drain): then the verdict says so instead of failing the rank.
+    # The two ranks take turns on the host's cores (test_cpu_ranks_of_one_host_take_turns), but other programs on a
+    # busy machine still share them: then the rates are contended, and a contended rate is only a WARN (a hint,
+    # never a drain), which the verdict says instead of failing the rank.
     if any("CRITICAL preflight.speed" in line for line in slow):
         assert run.returncode == 1 and run.stdout.startswith(
             "gpudash preflight · 2 ranks (torchrun, gloo) · FAILED on rank 1"
         ), run.stdout
     else:
         assert all("WARN preflight.speed" in line and "(measured under other load)" in line for line in slow)
+
+
+def test_cpu_ranks_of_one_host_take_turns_to_time_their_rates():
+    """Three CPU ranks on one host share its cores: each times its matmuls while the others wait (Job.take_turn),
+    so the timed windows the ranks report, in wall-clock seconds, do not overlap, and go in rank order."""
+    run = torchrun("", "--precisions", "fp32", "--json", ranks=3)
+    doc = json.loads(run.stdout)
+    assert problems("preflight", doc) == [], run.stderr
+    windows = [r["speed_window"] for r in sorted(doc["ranks"], key=lambda r: r["rank"])]
+    assert all(w is not None and w[0] < w[1] for w in windows), windows
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(windows)), windows  # one after another, in rank order
+    assert all(r["speed"]["fp32"]["gflops"] for r in doc["ranks"])
 
 
 def test_a_one_bit_difference_on_one_rank_is_named():

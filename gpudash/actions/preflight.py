@@ -151,13 +151,13 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
     try:
         with graceful(job.terminating.set):  # SIGTERM (torchrun stopping the job): name the silent ranks first
             machine, device, result = prepare(world, options.device)
-            job.join(result["hostname"])
+            job.join(result["hostname"], shares_cores=options.speed and device is not None and device.vendor == "cpu")
             backend = backend_for(result["device"], options.backend)
             what = result["device"]["key"] if result["device"] else "no device"
             _say(world, f"joined ({world.launcher}, {backend}); checking {what}")
             try:
                 if not job.terminating.is_set():
-                    work(machine, device, result, stop=job.terminating)
+                    work(machine, device, result, stop=job.terminating, turn=job.take_turn)
             finally:
                 machine.close()
             if job.terminating.is_set():  # our own SIGTERM handler killed the children: their failures are ours

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,10 @@ POLL_S = 0.2
 TERM_GRACE_S = 2.0
 
 NEVER_JOINED, STOPPED, EXITED, DIED, TERMINATED = "never joined", "stopped answering", "exited", "died", "terminated"
+
+
+# How the table names what a lost rank never sent (the store keys of Job.take_turn).
+SAID = {"joined": "join", "turn-ready": "turn at the shared cores' matmul timing", "turn-done": "matmul timing"}
 
 
 @dataclass
@@ -43,6 +48,7 @@ class Job:
         self.terminating = threading.Event()  # set by the SIGTERM handler (lifetime.graceful)
         self.lost: dict[int, Lost] = {}
         self.hosts: dict[int, str] = {}
+        self.joined: dict[int, dict[str, Any]] = {}
         self._said_gone = False
 
     @property
@@ -52,10 +58,13 @@ class Job:
     def everyone(self) -> list[int]:
         return list(range(self.world.world_size))
 
-    def join(self, hostname: str) -> None:
+    def join(self, hostname: str, shares_cores: bool = False) -> None:
+        """Say this rank is here; `shares_cores`: its device is the host's CPU, whose cores every CPU rank of the
+        host shares (such ranks time their matmul rates one after another: take_turn)."""
         self.channel.start_heartbeat()
-        self.channel.put(f"joined/{self.me}", {"hostname": hostname})
+        self.channel.put(f"joined/{self.me}", {"hostname": hostname, "shares_cores": shares_cores})
         self.hosts[self.me] = hostname
+        self.joined[self.me] = {"hostname": hostname, "shares_cores": shares_cores}
 
     def leave(self, why: str) -> None:
         """Tell the others this rank is going (an error, or the launcher's SIGTERM); best effort."""
@@ -66,11 +75,13 @@ class Job:
 
     def _host(self, r: int) -> str | None:
         if r not in self.hosts and self.channel.has([f"joined/{r}"]):
-            self.hosts[r] = self.channel.take(f"joined/{r}")["hostname"]
+            self.joined[r] = self.channel.take(f"joined/{r}")
+            self.hosts[r] = self.joined[r]["hostname"]
         return self.hosts.get(r)
 
     def _judge_missing(self, r: int, kind: str, term_since: float | None) -> Lost | None:
         """Why rank r will never post `kind`, or None while it may still."""
+        kind = SAID.get(kind, kind)
         if self.channel.has([f"gone/{r}"]):
             why = str(self.channel.take(f"gone/{r}"))
             state = TERMINATED if why.startswith("terminated") else EXITED
@@ -95,8 +106,14 @@ class Job:
     def collect(self, kind: str, mine: Any) -> dict[int, Any]:
         """Post this rank's `kind` and gather every other rank's, naming each that cannot send one."""
         self.channel.put(f"{kind}/{self.me}", mine)
-        got: dict[int, Any] = {self.me: mine}
-        pending = [r for r in self.everyone() if r != self.me and r not in self.lost]
+        got = self._gather(kind, [r for r in self.everyone() if r != self.me])
+        return {self.me: mine, **got}
+
+    def _gather(self, kind: str, ranks: list[int], read: bool = True) -> dict[int, Any]:
+        """Wait until each of `ranks` has posted `kind/<rank>` (its value, or None unless `read`) or is judged
+        lost (by --wait, --stall, its own word or the launcher's SIGTERM): every wait here is bounded."""
+        got: dict[int, Any] = {}
+        pending = [r for r in ranks if r not in self.lost]
         term_since: float | None = None
         while pending:
             if self.terminating.is_set() and term_since is None:
@@ -104,7 +121,7 @@ class Job:
                 self._say_terminated()
             for r in list(pending):
                 if self.channel.has([f"{kind}/{r}"]):
-                    got[r] = self.channel.take(f"{kind}/{r}")
+                    got[r] = self.channel.take(f"{kind}/{r}") if read else None
                     pending.remove(r)
                     continue
                 lost = self._judge_missing(r, kind, term_since)
@@ -114,6 +131,35 @@ class Job:
             if pending:
                 time.sleep(POLL_S)
         return got
+
+    def take_turn(self, measure: Callable[[], Any]) -> Any:
+        """Run `measure` (a timed measurement) while no other CPU rank of this host runs anything: the CPU ranks
+        of one host share its cores, so they wait until all of them are here, then measure one after another
+        in rank order, each waiting until the last is done before going on. A rank on its own device (a GPU)
+        measures at once. Every wait is bounded as `_gather`'s: a rank that never joins, stops or dies is
+        named as lost and the others go on without it. Every rank calls this once, whether or not it measures.
+        """
+        if not self.joined.get(self.me, {}).get("shares_cores"):
+            return measure()
+        others = [r for r in self.everyone() if r != self.me]
+        self._gather("joined", others, read=False)  # who shares this host's cores: every rank's join (or loss)
+        mine = self.hosts[self.me]
+        group = sorted(
+            r for r in self.everyone()
+            if r == self.me or (r not in self.lost and self._host(r) == mine and self.joined[r].get("shares_cores"))
+        )  # fmt: skip
+        self.channel.put(f"turn-ready/{self.me}", True)
+        self._gather("turn-ready", [r for r in group if r != self.me], read=False)
+        value = None
+        for r in group:
+            if r == self.me:
+                try:
+                    value = None if self.terminating.is_set() else measure()
+                finally:
+                    self.channel.put(f"turn-done/{self.me}", True)
+            else:
+                self._gather("turn-done", [r], read=False)
+        return value
 
     def _say_terminated(self) -> None:
         if not self._said_gone:

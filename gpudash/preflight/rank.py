@@ -12,6 +12,7 @@ import os
 import platform
 import socket
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gpudash import __version__
@@ -89,6 +90,7 @@ def prepare(world: World, device_choice: str = "auto") -> tuple[Any, DeviceInfo 
         "speed": {},
         "fingerprints": {},
         "threads": None,
+        "speed_window": None,
         "gpu_count": sum(1 for d in machine.devices + machine.hidden if d.vendor in ("nvidia", "amd")),
         "health": [],
         "precisions": {},
@@ -127,21 +129,30 @@ def _torch_device(device: DeviceInfo) -> str:
     return "cpu" if device.vendor == "cpu" else f"cuda:{device.torch_index or 0}"
 
 
-def measure_speed(device: DeviceInfo, result: dict[str, Any], timeout_s: float) -> None:
-    """Matmul rate and fingerprint of each working precision of RATED, in the runner's child."""
+def measure_speed(
+    device: DeviceInfo, result: dict[str, Any], timeout_s: float, turn: Callable[[Callable[[], Any]], Any] | None = None
+) -> None:
+    """Matmul rate and fingerprint of each working precision of RATED, in the runner's child. `turn` runs the
+    measurement when no other CPU rank of the host is busy (Job.take_turn); it is called even when nothing is
+    measured, since the host's other CPU ranks wait for this rank's turn."""
     from gpudash.measure.runner import Task, run_one
 
+    turn = turn or (lambda measure: measure())
     chosen = [p for p in RATED if p in result["precisions"] and works(result["precisions"][p])]
     if not chosen:
+        turn(lambda: None)
         return
     shapes, measure_s = shape_plan(device.key)
     task = Task(SPEED_TARGET, {"device": _torch_device(device), "precisions": chosen, "shapes": shapes,
                                "measure_s": measure_s, "case_budget_s": 2.0}, timeout_s=timeout_s)  # fmt: skip
-    done = run_one(task)
+    done = turn(lambda: run_one(task))
+    if done is None:  # the launcher is stopping the job: this rank's turn never came
+        return
     if done.ok and isinstance(done.value, dict):
         result["speed"] = done.value["rates"]
         result["fingerprints"] = done.value["fingerprints"]
         result["threads"] = done.value["threads"]
+        result["speed_window"] = done.value.get("window")
     else:
         why = f"{done.status}: {done.error}"
         result["speed"] = {p: {"gflops": None, "shape": None, "contended": False, "error": why} for p in chosen}
@@ -174,6 +185,7 @@ def check_device(
     plugin_limits=None,
     expect_gpus: int | None = None,
     stop=None,
+    turn=None,
 ) -> None:
     """Probe and check the device, each task in the child-process runner with `timeout_s`; fills `result`."""
     from gpudash.measure import probe
@@ -188,7 +200,7 @@ def check_device(
         if matrix is not None:
             result["precisions"] = {p: _precision_entry(r) for p, r in matrix.results.items()}
         if speed and not (stop and stop.is_set()):
-            measure_speed(device, result, timeout_s)
+            measure_speed(device, result, timeout_s, turn)
         if checks and not (stop and stop.is_set()):
             pm = make_plugin_manager(list(plugin_dirs), on_error=None)
             if plugin_limits is not None:

@@ -13,6 +13,7 @@ with the same device model, torch and thread count must agree; a rank that diffe
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import Any
 
 FINGERPRINT_SEED = 20241124
@@ -69,8 +70,10 @@ def measure(device: str, precisions: list[str], shapes: list[list[int]], measure
 
     from gpudash.measure.bench.tasks.matmul import interleaved
 
+    began = time.time()
     out = interleaved(device, precisions, shapes, measure_s, case_budget_s)
     return {
+        "window": [began, time.time()],  # the timed matmuls, in wall-clock seconds (comparable across ranks)
         "threads": torch.get_num_threads() if device == "cpu" else None,
         "rates": {p: _best(s) for p, s in out["sweeps"].items()},
         "fingerprints": {p: fingerprint(device, p) for p in precisions},
