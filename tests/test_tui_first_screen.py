@@ -19,9 +19,12 @@ from gpudash.errors import UsageError
 from gpudash.models import DeviceInfo, Runtime, Sample
 from gpudash.render.driver_facts import compute_modes, driver_parts
 from gpudash.render.memory_units import used_of_mib
+from gpudash.render.monitor import size
+from gpudash.render.processes import columns_for
 from gpudash.tui.app import create_app
 from gpudash.tui.widgets.device_table import DeviceTable
 from gpudash.tui.widgets.host_line import HOST_DROP_ORDER, HostLine
+from gpudash.tui.widgets.process_table import ProcessTable
 
 MIB = 1024 * 1024
 
@@ -127,19 +130,37 @@ async def test_m_shows_memory_to_the_mib_and_the_setting_starts_there(monkeypatc
             c.plain for c in table.cells_of("nvidia:0") if "/" in c.plain and ("G" in c.plain or "MiB" in c.plain)
         )
 
+    def process_memory(app) -> dict[str, tuple[str, int | None]]:
+        """Each listed process's GPU-MEM cell, beside the bytes it stands for."""
+        processes = app.query_one(ProcessTable)
+        at = [c.id for c in columns_for(processes.listed_rows)].index("gpu_mem")
+        return {
+            row.key: (processes.cells_of(row.key)[at].plain.strip(), row.proc.memory_used_bytes)
+            for row in processes.shown_rows
+        }
+
     async with app.run_test(size=(120, 30)) as pilot:
         table = await _ready(pilot, app)
         assert "MiB" not in memory_cell(table)
+        await wait_until(pilot, lambda: process_memory(app))
+        assert all(cell == size(used) for cell, used in process_memory(app).values())
         table.focus()
         await wait_until(pilot, lambda: app.focused is table)
         await pilot.press("m")
         await wait_until(pilot, lambda: "MiB" in memory_cell(table))
         assert re.search(rf"\b\d+/{total_mib}MiB\b", memory_cell(table))
         assert re.search(r"MEM \d+/\d+MiB", _host_text(app))
+        # The process table's GPU memory follows the same key: "4MiB" where it said "4M".
+        await wait_until(pilot, lambda: all(cell.endswith("MiB") for cell, _ in process_memory(app).values()))
+        for cell, used in process_memory(app).values():
+            assert used is not None and cell == f"{used // MIB}MiB"
         await pilot.press("m")
         await wait_until(pilot, lambda: "MiB" not in memory_cell(table))
+        await wait_until(pilot, lambda: all(cell == size(used) for cell, used in process_memory(app).values()))
 
     app = _app(monkeypatch, devices, memory_units="MiB")
     async with app.run_test(size=(120, 30)) as pilot:
         table = await _ready(pilot, app)
         assert re.search(rf"\b\d+/{total_mib}MiB\b", memory_cell(table))
+        await wait_until(pilot, lambda: process_memory(app))
+        assert all(cell.endswith("MiB") for cell, _ in process_memory(app).values())

@@ -228,12 +228,14 @@ class DashboardView(Vertical):
     def _set_exact_memory(self, exact: bool) -> None:
         self.query_one(HostLine).exact_memory = exact
         self.device_table.exact_memory = exact
+        self.process_table.exact_memory = exact
 
     def action_toggle_exact_memory(self) -> None:
         """Memory to the MiB ("62771/81559MiB", as nvidia-smi) or rounded ("61/80G"); [ui] memory_units starts it."""
         self._set_exact_memory(not self.device_table.exact_memory)
         self.query_one(HostLine).show_load(self.app.host_load)
         self.device_table.redraw()
+        self.process_table.redraw()
 
     def action_toggle_wide(self) -> None:
         """Every part of the host line (wrapping onto a second line) and every device column."""

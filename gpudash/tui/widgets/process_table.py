@@ -24,6 +24,7 @@ from gpudash.render import monitor
 from gpudash.render import processes as proc_text
 from gpudash.render.formatting import NA
 from gpudash.render.idle import IDLE_MARK, idle_note
+from gpudash.render.memory_units import MIB
 from gpudash.tui.widgets.bars import Palette
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
 
@@ -56,6 +57,7 @@ class ProcessTable(LiveTable):
         self.foreign: set[int] = set()  # pids listed twice running that this PID namespace does not have
         self._unseen: set[int] = set()  # pids of the last reading this PID namespace does not have
         self.idle_keys: set[str] = set()  # GPUs allocated but idle (gpudash.allocation.idle): marked IDLE_MARK
+        self.exact_memory = False  # the dashboard's `m`: GPU-MEM to the MiB ("10240MiB"), as on the device rows
         self._longest_command = 0
 
     @property
@@ -130,6 +132,9 @@ class ProcessTable(LiveTable):
             texts[0] = TAG + texts[0]
         if entry.row is not None and entry.row.device_key in self.idle_keys and "gpu" in ids:
             texts[ids.index("gpu")] += IDLE_MARK
+        if self.exact_memory and entry.row is not None and "gpu_mem" in ids:
+            used = entry.row.proc.memory_used_bytes
+            texts[ids.index("gpu_mem")] = NA if used is None else f"{used // MIB}MiB"
         self._longest_command = max(self._longest_command, len(texts[-1]))
         if self.command_offset:
             texts[-1] = "…" + texts[-1][self.command_offset + 1 :] if len(texts[-1]) > self.command_offset else "…"
