@@ -1,11 +1,13 @@
 """The dense device view: one line per device, MIG devices indented under their GPU (nvitop's compact mode).
 
 Every column is offered: index, name, util and memory bars, temperature, power and limit, fan, SM clock,
-memory clock, P-state, encoder/decoder, the precision mark and HEALTH. Where they do not all fit with the name
-whole, whole columns are left out in DROP_ORDER (documented in docs/cli.md, "The dashboard on a narrow
-terminal") and a last column counts them ("+3›"); at 80 columns HEALTH stays. `w` shows every column, the table
-scrolling sideways (left/right); enter opens the device's detail with every field. n/a cells are dim; their
-reasons are in the detail view. A lost GPU says LOST with the driver's reason code.
+memory clock, P-state, encoder/decoder, the precision mark and HEALTH. The name carries an AMD GPU's partition
+modes ("MI300X CPX · NPS4") and, on a unified-memory part whose memory figures are the host's, "unified" ("GB10
+unified"). Where they do not all fit with the name whole, whole columns are left out in DROP_ORDER (documented
+in docs/cli.md, "The dashboard on a narrow terminal") and a last column counts them ("+3›"); at 80 columns
+HEALTH stays. `w` shows every column, the table scrolling sideways (left/right); enter opens the device's
+detail with every field. n/a cells are dim; their reasons are in the detail view. A lost GPU says LOST with the
+driver's reason code.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gpudash.render import monitor
 from gpudash.render.column_fit import dropped_marker, fit_columns
 from gpudash.render.formatting import NA
 from gpudash.render.memory_units import used_of_mib
+from gpudash.render.short_forms import without_aside
 from gpudash.tui.widgets.bars import Palette, bar, level_style
 from gpudash.tui.widgets.health_mark import health_mark
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable, Row
@@ -222,6 +225,8 @@ class DeviceTable(LiveTable):
         partition = partition_tag(device.compute_partition, device.memory_partition)
         if partition:  # an AMD GPU's partition modes, where MIG shows its profile: "MI300X CPX · NPS4"
             name.append(" " + partition, style=p.label)
+        if sample is not None and sample.memory_source:  # GB10: its memory figures are the host's ("GB10 unified")
+            name.append(" " + without_aside(sample.memory_source), style=p.label)
         label = Text(self.labels.get(device.key, str(device.index)), style=p.label)
         mark = health_mark(self.health.get(device.key), p)
         if status == LOST:
