@@ -7,7 +7,8 @@ under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
 - "slow" or "bitflip": that rank's speed task runs tests/preflight_faults.py (every timed matmul call does
   twice the work; or the fingerprint's output gets one bit flipped);
 - "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
-  that dies, or one that stops answering: a hung host, a debugger, a stuck driver call).
+  that dies, or one that stops answering: a hung host, a debugger, a stuck driver call);
+- "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result.
 """
 
 import os
@@ -17,7 +18,18 @@ import sys
 planted = os.environ.get("RANK", os.environ.get("SLURM_PROCID")) == os.environ.get("PLANT_RANK")
 fault = os.environ.get("PLANT_FAULT", "")
 
-if planted and fault in ("kill", "stop"):
+if planted and fault == "kill-at-result":
+    from gpudash.preflight import coordinate
+
+    real_collect = coordinate.Job.collect
+
+    def collect_or_die(self, kind, mine):
+        if kind == "result":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real_collect(self, kind, mine)
+
+    coordinate.Job.collect = collect_or_die
+elif planted and fault in ("kill", "stop"):
     from gpudash.preflight import rank
 
     real = rank.check_device

@@ -113,6 +113,40 @@ def test_a_rank_that_never_joins_is_named():
     assert time.monotonic() - began < 100
 
 
+def test_rank_0_killed_under_srun_is_named_by_rank_1_and_its_store_ends():
+    """Under srun alone the store lives in a process rank 0 starts (preflight/tasks/store_host.py), not in rank 0
+    itself: rank 0 SIGKILLs itself once joined, the store says it died, rank 1 prints the table naming it, and
+    the store's process ends by itself once no rank needs it (its port free again)."""
+    port = free_port()
+    began = time.monotonic()
+    with contextlib.ExitStack() as stack:
+        procs = []
+        for r in (0, 1):
+            command, env = srun_like(r, 2, port)
+            command[1:3] = [str(TESTS / "preflight_rank.py")]  # -m gpudash, with rank 0's fault planted
+            env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")])), PLANT_RANK="0",
+                       PLANT_FAULT="kill")  # fmt: skip
+            procs.append(stack.enter_context(started(command, env)))
+        outs = [p.communicate(timeout=120) for p in procs]
+    assert procs[0].returncode == -signal.SIGKILL and procs[1].returncode == 1, outs
+    out = outs[1][0]
+    assert out.startswith("gpudash preflight · 2 ranks (srun, gloo) · FAILED on rank 0"), outs
+    assert lost_row(out, 0).endswith("LOST: died") and lost_row(out, 1).endswith(" ok")
+    assert "rank 0: CRITICAL preflight.lost (drain): died: its process ended without a word" in out
+    assert time.monotonic() - began < 100
+    deadline = time.monotonic() + 30
+    while not port_free(port):
+        assert time.monotonic() < deadline, f"the store's process still listens on {port}"
+        time.sleep(0.2)
+
+
+def port_free(port: int) -> bool:
+    import socket
+
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
 def test_an_unresolvable_master_address_is_one_line():
     env = dict(os.environ, RANK="0", WORLD_SIZE="2", MASTER_ADDR="no-such-host.invalid", MASTER_PORT=str(free_port()))
     run = subprocess.run([sys.executable, "-m", "gpudash", "preflight"], env=env, capture_output=True, text=True,

@@ -89,3 +89,16 @@ def test_a_stopped_rank_ends_the_srun_step_within_3_minutes_with_kill_on_bad_exi
     assert "rank 1: CRITICAL preflight.lost (drain): stopped answering: no heartbeat for 3" in run.stdout
     assert "rank 1 stopped answering: srun ends the step only if launched with --kill-on-bad-exit=1" in run.stderr
     assert "task 0: Exited with exit code 1" in run.stderr, run.stderr
+
+
+def test_rank_0_killed_under_srun_is_named_by_rank_1(slurm):
+    """Rank 0 starts the store in a process of its own, which outlives it: rank 0 does its checks, then SIGKILLs
+    itself as it would post its result; srun (--kill-on-bad-exit=1) ends the step, and rank 1, within its
+    SIGTERM's grace, prints the table naming rank 0. Before, rank 0 took the store with it and no table came."""
+    started = time.monotonic()
+    run = srun(slurm, 2, str(BIN / "python"), "tests/preflight_rank.py", "preflight", "--no-checks", "--no-speed",
+               "--precisions", "fp32", kill_on_bad_exit=1, PLANT_RANK="0", PLANT_FAULT="kill-at-result")  # fmt: skip
+    assert time.monotonic() - started < 60, run.stdout + run.stderr
+    assert run.stdout.startswith("gpudash preflight · 2 ranks (srun, gloo) · FAILED on rank 0"), run.stdout + run.stderr
+    assert "rank 0: CRITICAL preflight.lost (drain): died: its process ended without a word" in run.stdout
+    assert "task 0: Killed" in run.stderr and "task 1: Exited with exit code 1" in run.stderr, run.stderr

@@ -146,7 +146,7 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
 
     quiet_torch_logs()  # before torch loads: one line per failure, not torch's C++ stack traces
     started = time.monotonic()
-    channel = Channel(world, timeout_s=options.stall_s, connect_s=options.wait_s)
+    channel = Channel(world, timeout_s=options.stall_s, connect_s=options.wait_s, wait_s=options.wait_s)
     job = Job(channel, options.stall_s, options.wait_s)
     try:
         with graceful(job.terminating.set):  # SIGTERM (torchrun stopping the job): name the silent ranks first

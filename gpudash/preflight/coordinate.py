@@ -84,8 +84,8 @@ class Job:
         kind = SAID.get(kind, kind)
         if self.channel.has([f"gone/{r}"]):
             why = str(self.channel.take(f"gone/{r}"))
-            state = TERMINATED if why.startswith("terminated") else EXITED
-            return Lost(r, state, why, self._host(r))
+            state = TERMINATED if why.startswith("terminated") else DIED if why.startswith("died: ") else EXITED
+            return Lost(r, state, why.removeprefix("died: "), self._host(r))
         joined = self._host(r) is not None
         if not joined:
             if time.monotonic() > self.join_deadline:
@@ -172,11 +172,9 @@ class Job:
         return min(able) if able else self.me
 
     def publish(self, verdict: dict[str, Any]) -> None:
-        """The reporter's verdict ({"code", "doc"}) for every rank; the store's host waits (bounded) until each
-        has read it."""
+        """The reporter's verdict ({"code", "doc"}) for every rank; the reporter waits (bounded) until each has
+        read it, since its exit may end the job (srun --kill-on-bad-exit=1, torchrun) before they have."""
         self.channel.put("verdict", verdict)
-        if not self.channel.hosting:
-            return
         readers = [r for r in self.everyone() if r != self.me and r not in self.lost]
         deadline = time.monotonic() + min(10.0, self.stall_s)
         while time.monotonic() < deadline and self.channel.count("read") < len(readers):

@@ -5,15 +5,19 @@ others until the group's timeout, once per collective. The store answers each re
 own timeout, so the lowest rank still alive can see which rank went quiet and print the table naming it.
 
 Where the store lives: under torchrun, in the launcher's agent (TORCHELASTIC_USE_AGENT_STORE=True), which
-outlives any one rank; under srun, rank 0 hosts it, so a rank 0 that dies takes the store with it and the other
-ranks can only say that, one line each. Every request is bounded by the store's timeout.
+outlives any one rank; under srun, in a process rank 0 starts (preflight/tasks/store_host.py), which outlives
+rank 0 too: a rank 0 that dies is named in the table of the lowest surviving rank, as any other rank is. Every
+request is bounded by the store's timeout.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import socket
+import subprocess
+import sys
 import threading
 import time
 from datetime import timedelta
@@ -24,6 +28,7 @@ from gpudash.preflight.launcher import World
 
 PREFIX = "gpudash/preflight/"
 BEAT_S = 1.0  # how often a rank's heartbeat counter goes up
+HOST_START_S = 60.0  # for the store's own process (srun) to import torch and listen
 
 
 class StoreLost(GpudashError):
@@ -58,7 +63,10 @@ def first_line(exc: BaseException) -> str:
 class Channel:
     """One rank's connection to the store (a second connection beats the heartbeat from its own thread)."""
 
-    def __init__(self, world: World, timeout_s: float, connect_s: float) -> None:
+    def __init__(self, world: World, timeout_s: float, connect_s: float, wait_s: float | None = None) -> None:
+        """`timeout_s`: each request's limit (--stall); `connect_s`: how long to try to reach the store;
+        `wait_s`: --wait, how long the store's own process (srun) keeps waiting for a rank that has not joined."""
+        wait_s = connect_s if wait_s is None else wait_s
         import torch.distributed as dist
 
         assert world.master_addr and world.master_port
@@ -67,19 +75,22 @@ class Channel:
         self.where = f"{world.master_addr}:{world.master_port}"
         self.hosting = world.rank == 0 and not _agent_store()
         self._dist = dist
+        self.host_process: subprocess.Popen | None = None
+        if self.hosting:
+            self.host_process = start_host(world, timeout_s, wait_s)
         try:
             self.raw = dist.TCPStore(
                 world.master_addr,
                 world.master_port,
                 None,
-                self.hosting,
+                False,
                 timeout=timedelta(seconds=connect_s),
-                wait_for_workers=False,
             )
             self.raw.set_timeout(timedelta(seconds=timeout_s))
         except Exception as exc:
-            what = "cannot listen" if self.hosting else "cannot reach rank 0's store"
-            raise GpudashError(f"rank {world.rank}: {what} at {self.where}: {first_line(exc)}") from None
+            raise GpudashError(
+                f"rank {world.rank}: cannot reach rank 0's store at {self.where}: {first_line(exc)}"
+            ) from None
         self.store = dist.PrefixStore(PREFIX, self.raw)
         self._stop = threading.Event()
         self._beater: threading.Thread | None = None
@@ -134,7 +145,43 @@ class Channel:
         self._beater.start()
 
     def close(self) -> None:
+        """Stop the heartbeat and tell the store this rank needs it no more (its own process under srun ends
+        once every rank has left or gone silent)."""
         self._stop.set()
+        try:
+            self.store.set(f"left/{self.world.rank}", "")
+        except Exception:
+            pass  # the store went already
+
+
+HOST_COMMAND = (
+    "import sys; del sys.path[0]; import runpy; "
+    "runpy.run_module('gpudash.preflight.tasks.store_host', run_name='__main__', alter_sys=True)"
+)
+
+
+def start_host(world: World, stall_s: float, wait_s: float) -> subprocess.Popen:
+    """Start the store's own process (srun: no launcher keeps one) and wait until it listens. It runs in a
+    session of its own, not among the children gpudash kills on its way out: it must outlive this rank. It
+    holds none of srun's output pipes (srun waits for every writer to close them before the step ends)."""
+    import select
+
+    args = {"port": world.master_port, "world_size": world.world_size, "stall_s": stall_s, "wait_s": wait_s,
+            "prefix": PREFIX}  # fmt: skip
+    where = f"{world.master_addr}:{world.master_port}"
+    proc = subprocess.Popen([sys.executable, "-c", HOST_COMMAND, json.dumps(args)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            start_new_session=True)  # fmt: skip
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], HOST_START_S)
+    line = proc.stdout.readline().strip() if ready else ""
+    proc.stdout.close()
+    if line == "ready":
+        return proc
+    proc.kill()
+    proc.wait()
+    why = line.removeprefix("error: ") or f"its process did not start within {HOST_START_S:g} s"
+    raise GpudashError(f"rank {world.rank}: cannot listen at {where}: {why}")
 
 
 class Liveness:
