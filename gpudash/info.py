@@ -67,6 +67,7 @@ def device_json(
         "torch_index": device.torch_index,
         "compute_partition": device.compute_partition,  # AMD's counterpart of MIG (SPX..CPX, NPS1..NPS8)
         "memory_partition": device.memory_partition,
+        "vbios": device.vbios,  # None where the driver does not report it
         "sources": device.sources,
         "notes": list(arch.notes) if known else [f"GPU lost: {status_reason}"],
         "mamf": mamf_json(device) if known else {},

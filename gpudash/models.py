@@ -120,6 +120,9 @@ class DeviceInfo:
     # AMD only: the GPU's partition modes, AMD's counterpart of MIG (gpudash.devices.amd_partition)
     compute_partition: str | None = None  # "SPX", "DPX", "TPX", "QPX", "CPX"
     memory_partition: str | None = None  # "NPS1", "NPS2", "NPS4", "NPS8"
+    # The GPU's video BIOS version (NVML's nvmlDeviceGetVbiosVersion, amdsmi_get_gpu_vbios_info's "version");
+    # None where the driver does not say (NotSupported, an older binding): not a fault, so no reason is kept.
+    vbios: str | None = None
 
     @property
     def key(self) -> str:

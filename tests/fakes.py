@@ -184,6 +184,13 @@ def make_fake_pynvml(
     )
     api("nvmlDeviceGetMaxClockInfo")(lambda h, kind: devices[h.index].get("max_clock_mhz") or 1980)
 
+    @api("nvmlDeviceGetVbiosVersion")
+    def _vbios(h):
+        vbios = devices[h.index].get("vbios")
+        if vbios is None:  # as on parts (and VMs) that do not report it
+            raise real_pynvml.NVMLError_NotSupported()
+        return out(vbios)
+
     @api("nvmlDeviceGetMemoryInfo")
     def _memory(h, version=None):
         if version is not None and (not memory_v2 or old_binding):
@@ -595,6 +602,14 @@ def make_fake_amdsmi(
     api("amdsmi_get_gpu_enumeration_info")(lambda h: {"hip_id": h.index})
     api("amdsmi_get_gpu_device_uuid")(lambda h: devices[h.index].get("uuid") or f"uuid-{h.index}")
     api("amdsmi_get_gpu_device_bdf")(lambda h: devices[h.index].get("pci_bus_id") or f"0000:{h.index + 0x0C:02x}:00.0")
+
+    @api("amdsmi_get_gpu_vbios_info")
+    def _vbios(h):
+        vbios = devices[h.index].get("vbios")
+        if vbios is None:
+            raise AmdSmiLibraryException(2)  # AMDSMI_STATUS_NOT_SUPPORTED
+        # amdsmi_interface.py's keys (the C struct's amdsmi_vbios_info_t fields)
+        return {"name": "N/A", "build_date": "N/A", "part_number": "N/A", "version": vbios}
 
     @api("amdsmi_get_gpu_vram_usage")
     def _vram(h):

@@ -9,14 +9,38 @@ under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
 - "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
   that dies, or one that stops answering: a hung host, a debugger, a stuck driver call);
 - "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result.
+
+FAKE_NVML, a JSON object {rank: snapshot device dict}, gives each rank named there one NVIDIA GPU through
+tests/fakes.py's fake pynvml (read by the real adapter in its forked driver child, as in the other tests), which
+torch is made to see as cuda:0 (and the host to have its device node) so the rank chooses it (torch itself still has no CUDA here: the probe fails alike
+on every rank, and the collective runs on gloo).
 """
 
+import json
 import os
 import signal
 import sys
 
-planted = os.environ.get("RANK", os.environ.get("SLURM_PROCID")) == os.environ.get("PLANT_RANK")
+rank_id = os.environ.get("RANK", os.environ.get("SLURM_PROCID"))
+planted = rank_id == os.environ.get("PLANT_RANK")
 fault = os.environ.get("PLANT_FAULT", "")
+
+fake_gpu = json.loads(os.environ.get("FAKE_NVML") or "{}").get(rank_id)
+if fake_gpu is not None:
+    from fakes import make_fake_pynvml
+
+    import gpudash.devices
+    from gpudash.devices import torch_view
+    from gpudash.models import DeviceInfo
+
+    sys.modules["pynvml"] = make_fake_pynvml([fake_gpu])
+    sys.modules["amdsmi"] = None  # type: ignore[assignment]  (None in sys.modules: no AMD view)
+
+    def seen_by_torch(self):
+        return [DeviceInfo("nvidia", 0, fake_gpu["name"], uuid=fake_gpu["uuid"], torch_index=0, sources=["torch"])]
+
+    torch_view.TorchView.devices = seen_by_torch
+    gpudash.devices.torch_could_see_gpus = lambda: True  # as if /dev/nvidia0 were there
 
 if planted and fault == "kill-at-result":
     from gpudash.preflight import coordinate

@@ -16,7 +16,7 @@ from typing import Any
 from gpudash.devices.amd_health import read_counters
 from gpudash.devices.amd_partition import read_partition
 from gpudash.devices.amd_processes import AmdProcesses
-from gpudash.devices.fields import error_reason, read_field
+from gpudash.devices.fields import error_reason, read_field, version_text
 from gpudash.models import DeviceInfo, Sample
 from gpudash.plain_text import one_line
 
@@ -103,6 +103,7 @@ class AmdSmiBackend:
             torch_index=hip_id if isinstance(hip_id, int) else None,
             compute_partition=compute_partition,
             memory_partition=memory_partition,
+            vbios=version_text(lambda: smi.amdsmi_get_gpu_vbios_info(handle)["version"]),
             sources=["amdsmi"],
             unavailable=missing,
             # the label AMD's device-metrics-exporter calls serial_number (gpudash serve joins on it)

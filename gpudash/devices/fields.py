@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gpudash.plain_text import one_line
+
 
 def error_reason(exc: BaseException) -> str:
     """A short reason for the UI: 'NotSupported' from NVMLError_NotSupported, else the message."""
@@ -22,6 +24,20 @@ def read_field(unavailable: dict[str, str], name: str, call: Callable[[], Any]) 
     except Exception as exc:  # drivers raise their own types; any of them means n/a
         unavailable[name] = error_reason(exc)
         return None
+
+
+def version_text(call: Callable[[], Any], limit: int = 64) -> str | None:
+    """A version string a driver may not have (a VBIOS version: NotSupported in VMs, absent from older bindings):
+    one line of at most `limit` characters, or None on any error or an empty or "N/A" answer. No reason is kept:
+    a part that has none is not at fault, and every view would otherwise say so for every GPU."""
+    try:
+        value = text(call())
+    except Exception:  # NotSupported, FunctionNotFound, an older binding without the call: simply not known
+        return None
+    if not isinstance(value, str):
+        return None
+    value = one_line(value, limit).strip()
+    return value if value and value.upper() != "N/A" else None
 
 
 def text(value: Any) -> Any:

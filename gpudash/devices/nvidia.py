@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from gpudash.devices.fields import error_reason, is_lost, lost_reason, read_field, text
+from gpudash.devices.fields import error_reason, is_lost, lost_reason, read_field, text, version_text
 from gpudash.devices.nvml_health import XidWatch, read_counters
 from gpudash.devices.nvml_mig import mig_state
 from gpudash.devices.nvml_processes import NvmlProcesses
@@ -130,6 +130,7 @@ class NvmlBackend:
             sources=["nvml"],
             unavailable=missing,
             extra={"cuda_driver": self.cuda_driver_version} if self.cuda_driver_version else {},
+            vbios=version_text(lambda: nv.nvmlDeviceGetVbiosVersion(handle)),
         )
 
     def _memory(self, handle, missing: dict[str, str]):

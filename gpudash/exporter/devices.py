@@ -12,7 +12,7 @@ GIGA = 1e9
 def families(scrape: Scrape) -> list[Family]:
     device_info = info(
         "gpudash_device_info",
-        "A device as gpudash sees it: name, architecture, compute capability or gfx target, driver (value 1)",
+        "A device as gpudash sees it: name, architecture, compute capability or gfx target, driver, VBIOS (value 1)",
     )
     memory = Family("gpudash_device_memory_total_bytes", "Device memory, bytes (the CPU: host memory)")
     peak = Family(
@@ -30,6 +30,7 @@ def families(scrape: Scrape) -> list[Family]:
                 compute_capability=device.compute_capability or "",
                 gfx_target=device.gfx_target or "",
                 driver_version=device.driver_version or "",
+                vbios_version=device.vbios or "",  # dcgm-exporter's DCGM_FI_DEV_VBIOS_VERSION; absent where not read
                 torch_index="" if device.torch_index is None else str(device.torch_index),
             ),
             1,

@@ -225,6 +225,7 @@ def read_host(host: Host, samples: Iterable[Sample], origin: dict[int, str] | No
                 device.checks_failed = (device.checks_failed or 0) + int(value)
         elif name == "gpudash_device_info":
             device.name = labels.get("name") or device.name
+            device.vbios = device.vbios or labels.get("vbios_version") or None  # gpudash serve's own reading
     for key, parts in extra.items():  # dcgm-exporter gives used + free (+ reserved), not the total; its used won
         device = found[key]
         if device.memory_used_bytes is not None and "memory_free_bytes" in parts:

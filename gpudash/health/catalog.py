@@ -66,7 +66,9 @@ _SPECS = (
     CheckSpec("preflight.check", "a plugin check on the rank's device", DRAIN),
     CheckSpec("preflight.collective", "an all_reduce over every rank sums right on the training backend", DRAIN),
     CheckSpec(
-        "preflight.drift", "driver, CUDA/HIP, torch, NCCL/RCCL, gpudash versions and health like the peers'", DRAIN
+        "preflight.drift",
+        "driver, CUDA/HIP, torch, NCCL/RCCL, gpudash versions, VBIOS and health like the peers'",
+        DRAIN,
     ),
     CheckSpec("preflight.speed", "matmul rate per precision against same-model peers and the published MAMF", DRAIN),
     CheckSpec("preflight.fingerprint", "a fixed matmul chain gives the same bits as same-model peers", DRAIN),

@@ -108,6 +108,7 @@ def prepare(world: World, device_choice: str = "auto") -> tuple[Any, DeviceInfo 
             "pci_bus_id": device.pci_bus_id,
             "torch_index": device.torch_index,
             "memory_total_bytes": device.memory_total_bytes,
+            "vbios": device.vbios,  # compared among the ranks with the same model (verdict._drift)
         }
     return machine, device, result
 

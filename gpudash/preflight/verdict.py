@@ -6,8 +6,8 @@ CRITICAL; a CRITICAL fails the rank), the action it recommends, and the evidence
 - its own faults: no device, a probe that failed on a precision its spec or torch says it has
   (numerics.precision), a failed plugin check, a failed collective, a health check (gpu.count against
   --expect-gpus, the GPU's counters);
-- drift: a driver, torch, CUDA/HIP, NCCL/RCCL or gpudash version unlike the majority's (ties go to the lowest
-  rank's), a precision that works on another rank of the same model but not here, a GPU two ranks share;
+- drift: a driver, torch, CUDA/HIP, NCCL/RCCL or gpudash version unlike the majority's, or a VBIOS unlike that of
+  the majority of the ranks with the same GPU model (ties go to the lowest rank's), a precision that works on another rank of the same model but not here, a GPU two ranks share;
 - speed: a matmul rate per precision below the median of its same-model peers (WARN beyond speed_warn_pct,
   CRITICAL beyond speed_fail_pct; the gap to the best is in the evidence), or below the part's published MAMF;
 - numerics: a fingerprint unlike the majority of the ranks with the same model, software and thread count;
@@ -25,6 +25,9 @@ from gpudash.health.catalog import CATALOG, CRITICAL, NONE, WARN
 from gpudash.preflight.rank import EXPECTED, works
 
 COMPARED_VERSIONS = ("driver", "torch", "cuda", "hip", "nccl", "gpudash")
+# Facts of the rank's device compared among the ranks with the same model (a VBIOS is per board: an H100's is not
+# an A100's); a device that does not report one (None) is left out, as unknown is not different.
+COMPARED_DEVICE_FACTS = ("vbios",)
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,21 @@ def _drift(results: list[dict[str, Any]], found: dict[int, list]) -> None:
                     found[rank].append(finding("preflight.drift", CRITICAL,
                                                f"{key} {value or 'none'} differs from the other ranks ({where})",
                                                {"what": key, "here": value, "usual": usual}))  # fmt: skip
+    for model, group in _by_model(results).items():
+        for key in COMPARED_DEVICE_FACTS:
+            facts = {r["rank"]: r["device"].get(key) for r in group if r["device"].get(key)}
+            if len(set(facts.values())) < 2:
+                continue
+            usual = _majority(facts)
+            where = ", ".join(
+                f"{v} on rank {rank_list([k for k, x in facts.items() if x == v])}"
+                for v in dict.fromkeys(facts.values())
+            )
+            for rank, value in facts.items():
+                if value != usual:
+                    found[rank].append(finding("preflight.drift", CRITICAL,
+                                               f"{key} {value} differs from the other {model} ranks ({where})",
+                                               {"what": key, "here": value, "usual": usual, "model": model}))  # fmt: skip
     health = {r["rank"]: sorted(h["id"] for h in r.get("health", []) if h["severity"] in (WARN, CRITICAL))
               for r in results}  # fmt: skip
     if len({tuple(v) for v in health.values()}) > 1:

@@ -54,6 +54,7 @@ FIELDS = (
     FieldRow("PCI bus", "pci_bus_id", lambda d, s, r: d.pci_bus_id, GPU_ONLY, "device"),
     FieldRow("driver", "driver", lambda d, s, r: d.driver_version or r.driver, GPU_ONLY, "runtime"),
     FieldRow("CUDA driver", "cuda_driver", lambda d, s, r: r.cuda_driver, NVIDIA_ONLY, "runtime"),
+    FieldRow("VBIOS", "vbios", lambda d, s, r: d.vbios, GPU_ONLY, "device"),
     FieldRow("architecture", "arch", lambda d, s, r: f"{arch_for(d).family} · {fmt.arch_label(d)}", source="device"),
     FieldRow("SMs / CUs / cores", "multiprocessors", lambda d, s, r: d.multiprocessors, source="device"),
     FieldRow("max clock", "max_clock_mhz", lambda d, s, r: _unit(d.max_clock_mhz, "MHz"), source="device"),
