@@ -8,7 +8,13 @@ under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
   twice the work; or the fingerprint's output gets one bit flipped);
 - "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
   that dies, or one that stops answering: a hung host, a debugger, a stuck driver call);
-- "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result.
+- "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result;
+- "slow-allreduce": every all_reduce of that rank on a group smaller than the world (within its node, across
+  nodes) is followed by a pause three times as long as the call took, so its group's bus bandwidth is about a
+  quarter of what it would be, however busy the machine.
+
+NODES, a JSON object {rank: node name}, sets GPUDASH_PREFLIGHT_NODE for each rank named there (torchrun starts
+every rank with one environment), so the ranks of one machine look like several nodes.
 
 FAKE_NVML, a JSON object {rank: snapshot device dict}, gives each rank named there one NVIDIA GPU through
 tests/fakes.py's fake pynvml (read by the real adapter in its forked driver child, as in the other tests), which
@@ -24,6 +30,10 @@ import sys
 rank_id = os.environ.get("RANK", os.environ.get("SLURM_PROCID"))
 planted = rank_id == os.environ.get("PLANT_RANK")
 fault = os.environ.get("PLANT_FAULT", "")
+
+node = json.loads(os.environ.get("NODES") or "{}").get(rank_id)
+if node is not None:
+    os.environ["GPUDASH_PREFLIGHT_NODE"] = node
 
 fake_gpu = json.loads(os.environ.get("FAKE_NVML") or "{}").get(rank_id)
 if fake_gpu is not None:
@@ -63,6 +73,32 @@ elif planted and fault in ("kill", "stop"):
         return real(*args, **kwargs)
 
     rank.check_device = check_then_fail
+elif planted and fault == "slow-allreduce":
+    import time
+
+    from gpudash.preflight import bandwidth
+
+    real_sweep = bandwidth.bus_bandwidth
+
+    class SlowAllReduce:
+        """torch.distributed as the sweep sees it, but each all_reduce pauses three times as long as it took."""
+
+        def __init__(self, dist):
+            self.dist = dist
+
+        def __getattr__(self, name):
+            return getattr(self.dist, name)
+
+        def all_reduce(self, *args, **kwargs):
+            began = time.perf_counter()
+            done = self.dist.all_reduce(*args, **kwargs)
+            time.sleep(3 * (time.perf_counter() - began))
+            return done
+
+    def slow_sweep(dist, n, where, sizes, group=None):
+        return real_sweep(dist if group is None else SlowAllReduce(dist), n, where, sizes, group=group)
+
+    bandwidth.bus_bandwidth = slow_sweep
 elif planted and fault in ("slow", "bitflip"):
     from gpudash.preflight import rank
 

@@ -1,5 +1,6 @@
-"""A real one-node Slurm on localhost for the tests: munged, slurmctld and slurmd from Debian's slurm-wlm,
-with a generated slurm.conf in a temporary folder.
+"""A real Slurm on localhost for the tests: munged, slurmctld and slurmd from Debian's slurm-wlm, with a
+generated slurm.conf in a temporary folder. One node named as the host, or (nodes=N) N nodes n1..nN, each its
+own slurmd (-N name) on its own port, all on this host, so srun -N 2 spreads a step over two Slurm nodes.
 
 The settings that let slurmd run in a container without systemd or a writable cgroup tree:
 ProctrackType=proctrack/linuxproc (processes tracked by their parent ids), TaskPlugin=task/none,
@@ -64,17 +65,28 @@ def _wait(condition, timeout_s: float, what: str, logs: list[Path]) -> None:
 
 
 @contextlib.contextmanager
-def cluster(folder: Path, cpus: int = 2) -> Iterator[dict[str, str]]:
-    """Start munged, slurmctld and slurmd; yield the environment srun needs (SLURM_CONF)."""
+def cluster(folder: Path, cpus: int = 2, nodes: int = 1) -> Iterator[dict[str, str]]:
+    """Start munged, slurmctld and a slurmd per node; yield the environment srun needs (SLURM_CONF)."""
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
     host = socket.gethostname().split(".")[0]
-    ctld_port, d_port = _free_low_ports(2)
+    ctld_port, d_port, *node_ports = _free_low_ports(2 + (nodes if nodes > 1 else 0))
+    names = [host] if nodes == 1 else [f"n{i + 1}" for i in range(nodes)]
+    # Several slurmd on one host: each its own port, and its spool, pid and log files by node name (%n).
+    per = "" if nodes == 1 else "-%n"
+    node_lines = (
+        f"NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN"
+        if nodes == 1
+        else "\n".join(
+            f"NodeName={n} NodeHostname={host} NodeAddr=127.0.0.1 Port={p} CPUs={cpus} State=UNKNOWN"
+            for n, p in zip(names, node_ports, strict=True)
+        )
+    )
     key = folder / "munge.key"
     key.write_bytes(os.urandom(1024))
     os.chmod(key, 0o400)
     munge_socket = folder / "munge.sock"
-    for sub in ("state", "spool"):
+    for sub in ["state", "spool"] + ([f"spool-{n}" for n in names] if nodes > 1 else []):
         (folder / sub).mkdir(exist_ok=True)
     conf = folder / "slurm.conf"
     conf.write_text(
@@ -88,11 +100,11 @@ AuthType=auth/munge
 AuthInfo=socket={munge_socket}
 CredType=cred/munge
 StateSaveLocation={folder}/state
-SlurmdSpoolDir={folder}/spool
+SlurmdSpoolDir={folder}/spool{per}
 SlurmctldPidFile={folder}/slurmctld.pid
-SlurmdPidFile={folder}/slurmd.pid
+SlurmdPidFile={folder}/slurmd{per}.pid
 SlurmctldLogFile={folder}/slurmctld.log
-SlurmdLogFile={folder}/slurmd.log
+SlurmdLogFile={folder}/slurmd{per}.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
@@ -106,12 +118,14 @@ ReturnToService=2
 SlurmdTimeout=60
 InactiveLimit=0
 KillWait=5
-NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} State=UNKNOWN
-PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+{node_lines}
+PartitionName=debug Nodes={",".join(names)} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """
     )
     env = dict(os.environ, SLURM_CONF=str(conf))
-    logs = [folder / "munged.log", folder / "slurmctld.log", folder / "slurmd.log"]
+    logs = [folder / "munged.log", folder / "slurmctld.log"] + [
+        folder / f"slurmd{per.replace('%n', n)}.log" for n in names
+    ]
     procs: list[subprocess.Popen] = []
 
     def start(command: list[str], log: Path) -> None:
@@ -125,13 +139,15 @@ PartitionName=debug Nodes={host} Default=YES MaxTime=INFINITE State=UP OverSubsc
               folder / "munged.log")  # fmt: skip
         _wait(munge_socket.exists, 20, "munged did not open its socket", logs)
         start([_sbin("slurmctld"), "-D", "-i", "-f", str(conf)], folder / "slurmctld.log")
-        start([_sbin("slurmd"), "-D", "-f", str(conf), "-N", host], folder / "slurmd.log")
+        for name, log in zip(names, logs[2:], strict=True):
+            start([_sbin("slurmd"), "-D", "-f", str(conf), "-N", name], log)
 
         def idle() -> bool:
-            run = subprocess.run(["sinfo", "-h", "-o", "%t"], env=env, capture_output=True, text=True, timeout=20)
-            return run.stdout.strip() in ("idle", "mix", "alloc")
+            run = subprocess.run(["sinfo", "-h", "-N", "-o", "%t"], env=env, capture_output=True, text=True, timeout=20)
+            states = run.stdout.split()
+            return len(states) == len(names) and all(s in ("idle", "mix", "alloc") for s in states)
 
-        _wait(idle, 60, "the node did not come up idle", logs + [p.with_suffix(".out") for p in logs])
+        _wait(idle, 60, "the nodes did not come up idle", logs + [p.with_suffix(".out") for p in logs])
         yield env
     finally:
         for proc in reversed(procs):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -31,12 +32,24 @@ def slurm(tmp_path_factory):
                    PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "tests"), os.environ.get("PYTHONPATH")])))  # fmt: skip
 
 
-def srun(env: dict[str, str], tasks: int, *command: str, kill_on_bad_exit: int = 0,
+@pytest.fixture(scope="module")
+def slurm_two_nodes(tmp_path_factory):
+    """Two Slurm nodes, n1 and n2, each its own slurmd on this host (tests/slurm_cluster.py)."""
+    why = slurm_cluster.missing()
+    if why:
+        pytest.skip(f"no Slurm here: {why}")
+    with slurm_cluster.cluster(tmp_path_factory.mktemp("slurm2"), nodes=2) as env:
+        yield dict(env, OMP_NUM_THREADS="1")
+
+
+def srun(env: dict[str, str], tasks: int, *command: str, kill_on_bad_exit: int = 0, nodes: int | None = None,
          **plant: str) -> subprocess.CompletedProcess:  # fmt: skip
-    env = {k: v for k, v in env.items() if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE")}
+    env = {k: v for k, v in env.items()
+           if k not in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE", "GPUDASH_PREFLIGHT_NODE")}  # fmt: skip
     env.update(plant)
+    spread = ["-N", str(nodes)] if nodes else []
     # --time=4: Slurm's own limit ends the step (and every task) should a test's srun not, so nothing outlives it.
-    return subprocess.run(["srun", "-n", str(tasks), "--overcommit", "--time=4",
+    return subprocess.run(["srun", *spread, "-n", str(tasks), "--overcommit", "--time=4",
                            f"--kill-on-bad-exit={kill_on_bad_exit}", *command], env=env,
                           capture_output=True, text=True, timeout=300, cwd=REPO)  # fmt: skip
 
@@ -53,6 +66,26 @@ def test_srun_gpudash_preflight_passes_on_two_cpu_ranks(slurm):
     doc = json.loads(run.stdout)
     assert (doc["launcher"], doc["world_size"], doc["backend"], doc["ok"]) == ("srun", 2, "gloo", True)
     assert all(r["collective"]["ok"] and r["collective"]["busbw"] for r in doc["ranks"])
+    (node,) = doc["bandwidth"]["nodes"]  # one Slurm node: its name (SLURMD_NODENAME), across nodes said to be n/a
+    assert node["node"] == socket.gethostname().split(".")[0] and node["ranks"] == [0, 1]
+    assert doc["bandwidth"]["across"]["applicable"] is False
+
+
+def test_srun_over_two_slurm_nodes_splits_the_bus_bandwidth_by_slurms_node_names(slurm_two_nodes):
+    """srun -N 2 -n 4: tasks 0-1 on n1 and 2-3 on n2 (Slurm's block distribution), both slurmd on this host, so
+    every task has the same hostname: the within-node groups follow SLURMD_NODENAME, and the across-node figure
+    is ranks 0 and 2's. MASTER_ADDR is exported as a job script would, since n1 is no name this host resolves."""
+    run = srun(slurm_two_nodes, 4, str(BIN / "gpudash"), "preflight", "--json", "--no-checks", "--no-speed",
+               "--precisions", "fp32", nodes=2, MASTER_ADDR="127.0.0.1")  # fmt: skip
+    doc = json.loads(run.stdout or "{}")
+    assert run.returncode == 0 and doc["ok"], run.stdout + run.stderr
+    assert [r["node"] for r in doc["ranks"]] == ["n1", "n1", "n2", "n2"]
+    assert len({r["hostname"] for r in doc["ranks"]}) == 1
+    a, b = doc["bandwidth"]["nodes"]
+    assert (a["node"], a["ranks"], b["node"], b["ranks"]) == ("n1", [0, 1], "n2", [2, 3])
+    assert a["busbw_gbs"] > 0 and b["busbw_gbs"] > 0, doc["bandwidth"]
+    across = doc["bandwidth"]["across"]
+    assert across["applicable"] and across["ranks"] == [0, 2] and across["busbw_gbs"] > 0, across
 
 
 def test_srun_names_a_rank_slowed_to_half_speed(slurm):

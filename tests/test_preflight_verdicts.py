@@ -24,6 +24,11 @@ H100 = "NVIDIA H100 80GB HBM3"
 L40S = "NVIDIA L40S"  # no published MAMF: speed is judged against peers alone
 
 
+def sweep(points):
+    return [{"bytes": b, "calls": 2, "seconds": 1.0, "algbw_gbs": 1.0, "busbw_gbs": g, "error": None}
+            for b, g in (points or {}).items()]  # fmt: skip
+
+
 def rank(n, host="h", model=L40S, rates=None, sums=None, busbw=None, nccl="2.21.5", threads=None):
     return {
         "rank": n, "hostname": host, "device_error": None, "precisions": {}, "checks": [], "threads": threads,
@@ -34,8 +39,7 @@ def rank(n, host="h", model=L40S, rates=None, sums=None, busbw=None, nccl="2.21.
                   for p, g in (rates or {}).items()},
         "fingerprints": {p: {"sha256": s * 64, "error": None} for p, s in (sums or {}).items()},
         "collective": {"backend": "nccl", "device": "cuda:0", "ok": True, "error": None, "ms": 1.0,
-                       "busbw": [{"bytes": b, "calls": 2, "seconds": 1.0, "algbw_gbs": 1.0, "busbw_gbs": g,
-                                  "error": None} for b, g in (busbw or {}).items()]},
+                       "busbw": sweep(busbw), "node_busbw": sweep(busbw), "across_busbw": None},
         "health": [],
     }  # fmt: skip
 
@@ -91,8 +95,10 @@ def test_a_node_far_below_the_others_and_a_published_floor():
     gib16 = 16 * 2**30
     nodes = [rank(i, host=f"n{i // 8}", model=H100, busbw={gib16: 300.0 if i // 8 == 2 else 470.0}) for i in range(24)]
     found = assess(nodes)
-    assert all(ids(found, r) == ["preflight.busbw"] for r in range(16, 24))
+    # n2 is named twice: far below its peers, and below the 8xH100 floor (which applies to each node of 8)
+    assert all(ids(found, r) == ["preflight.busbw", "preflight.busbw"] for r in range(16, 24))
     assert "on n2 300 GB/s is 36% below the median of 3 nodes" in found[16][0]["summary"]
+    assert "below the published floor of 460 GB/s" in found[16][1]["summary"]
     assert all(ids(found, r) == [] for r in range(16))
     one_node = assess([rank(i, model=H100, busbw={gib16: 400.0}) for i in range(8)])
     assert "below the published floor of 460 GB/s for 8xH100 SXM" in one_node[0][0]["summary"]

@@ -17,7 +17,7 @@ from typing import Any
 from gpudash.health.catalog import CATALOG, CRITICAL, WARN
 from gpudash.models import now_iso
 from gpudash.preflight.launcher import World
-from gpudash.preflight.verdict import Limits, assess
+from gpudash.preflight.verdict import Limits, assess, bandwidth
 
 PREFLIGHT_VERSION = 1
 OK, FAILED = 0, 1
@@ -70,6 +70,7 @@ def report(
         "failed_ranks": failed,
         "ranks": sorted(ranks, key=lambda r: r["rank"]),
         "lost": lost,
+        "bandwidth": bandwidth(results),
         "notes": list(world.notes),
     }
 
@@ -85,6 +86,15 @@ def busbw_sweep(backend: str, results: dict[int, dict[str, Any]]) -> list[int]:
         return [256 * 1024, 4 * MIB, 32 * MIB]
     memories = [((r.get("device") or {}).get("memory_total_bytes") or 0) for r in results.values()]
     return [16 * MIB, 256 * MIB, GIB] + ([16 * GIB] if min(memories, default=0) >= 48 * GIB else [])
+
+
+def node_ranks(results: dict[int, dict[str, Any]]) -> list[list[int]]:
+    """The ranks of each node (rank.py's "node"), each list sorted, the lists in the order of their lowest rank:
+    the same on every rank, as the process groups of the within-node all_reduce need."""
+    nodes: dict[str, list[int]] = {}
+    for rank in sorted(results):
+        nodes.setdefault(results[rank].get("node") or results[rank]["hostname"], []).append(rank)
+    return list(nodes.values())
 
 
 def _remember(machine, doc: dict[str, Any], hostname: str, rank: int) -> None:
@@ -168,7 +178,7 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
                 sizes = options.busbw_sizes if options.busbw_sizes is not None else busbw_sweep(backend, results)
                 collective = run_collectives(
                     world, channel.raw, backend, result["device"], options.stall_s, sizes,
-                    deadline_s=2 * options.stall_s + 60,
+                    deadline_s=2 * options.stall_s + 60, nodes=node_ranks(results),
                 )  # fmt: skip
                 for r, c in job.collect("collective", collective).items():
                     results[r]["collective"] = c

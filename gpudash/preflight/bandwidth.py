@@ -9,6 +9,7 @@ floors (knowledge/busbw.py) whatever the number of ranks. Every rank runs the sa
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 from gpudash.preflight.store import first_line
@@ -51,20 +52,22 @@ def all_reduce_check(dist, n: int, backend: str, where: str) -> dict[str, Any]:
             "ms": round((time.perf_counter() - started) * 1000, 2)}  # fmt: skip
 
 
-def bus_bandwidth(dist, n: int, where: str, sizes: list[int]) -> list[dict[str, Any]]:
-    """[{bytes, calls, seconds, algbw_gbs, busbw_gbs}] for each size in bytes (fp32 elements)."""
+def bus_bandwidth(dist, n: int, where: str, sizes: list[int], group=None) -> list[dict[str, Any]]:
+    """[{bytes, calls, seconds, algbw_gbs, busbw_gbs}] for each size in bytes (fp32 elements), over `group` (of
+    n ranks; None: every rank). Only the group's ranks call this."""
+    reduce = dist.all_reduce if group is None else partial(dist.all_reduce, group=group)
     import torch
 
     out: list[dict[str, Any]] = []
     for size in sizes:
         try:
             data = torch.ones(max(size // 4, 1), dtype=torch.float32, device=where)
-            dist.all_reduce(data)  # warm-up, and every rank starts the timed calls together
+            reduce(data)  # warm-up, and every rank starts the timed calls together
             _sync(torch, where)
             calls = calls_for(size)
             began = time.perf_counter()
             for _ in range(calls):
-                dist.all_reduce(data)
+                reduce(data)
             _sync(torch, where)
             seconds = (time.perf_counter() - began) / calls
             algbw = data.numel() * 4 / seconds / 1e9

@@ -5,11 +5,15 @@ torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT: used as
 is the allocation's, and a batch script sees it too), SLURM_LOCALID and SLURM_STEP_NODELIST: rank 0 is on
 the step's first node, at MASTER_ADDR/MASTER_PORT if the job script exported them, else at a port derived
 from the job and step ids. Anything else is a single process: world size 1.
+
+A rank's node (node_name): GPUDASH_PREFLIGHT_NODE where set, else Slurm's name for the node (SLURMD_NODENAME),
+else the hostname. The within-node all_reduce groups the ranks of one node.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -30,6 +34,21 @@ class World:
     @property
     def distributed(self) -> bool:
         return self.world_size > 1
+
+
+NODE_VARIABLE = "GPUDASH_PREFLIGHT_NODE"
+
+
+def node_name(env: Mapping[str, str] | None = None) -> str:
+    """The node this rank runs on, as the within-node all_reduce groups ranks: GPUDASH_PREFLIGHT_NODE (to name
+    nodes whose hostnames are alike, such as containers, or to split one host), else SLURMD_NODENAME (the name
+    Slurm gives the node, which srun sets for each task), else the hostname."""
+    env = os.environ if env is None else env
+    for name in (NODE_VARIABLE, "SLURMD_NODENAME"):
+        value = (env.get(name) or "").strip()
+        if value:
+            return value
+    return socket.gethostname()
 
 
 def _int(env: Mapping[str, str], name: str) -> int:

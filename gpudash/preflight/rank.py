@@ -19,7 +19,7 @@ from gpudash import __version__
 from gpudash.knowledge import arch_for
 from gpudash.measure.schema import FAILED, SLOW_REFERENCE, VERIFIED
 from gpudash.models import DeviceInfo
-from gpudash.preflight.launcher import World
+from gpudash.preflight.launcher import World, node_name
 
 EXPECTED = ("native", "emulated")  # a failure of these is a fault; an absent precision is expected to fail
 RATED = ("fp32", "tf32", "bf16", "fp16")  # precisions whose matmul rate and fingerprint each rank measures
@@ -75,6 +75,7 @@ def prepare(world: World, device_choice: str = "auto") -> tuple[Any, DeviceInfo 
         "rank": world.rank,
         "local_rank": world.local_rank,
         "hostname": socket.gethostname(),
+        "node": node_name(),  # the within-node all_reduce's grouping (launcher.node_name)
         "pid": os.getpid(),
         "device": None,
         "device_error": device_error,

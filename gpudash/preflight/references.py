@@ -1,7 +1,8 @@
 """Published figures a preflight compares with: the part's MAMF (knowledge/mamf.py) and all_reduce floors.
 
 Floors are nccl-tests' (rccl-tests') all_reduce busbw at 16 GiB on one node of 8 GPUs, as public health checks
-require them (docs/fleet.md cites each): a node whose sweep reached 16 GiB and whose busbw is lower fails.
+require them (docs/fleet.md cites each): a node of 8 such ranks whose within-node sweep reached 16 GiB and
+whose busbw is lower fails.
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ def mamf_gflops(device: dict[str, Any] | None, precision: str) -> tuple[float, s
     return (row.tflops * 1000, f"{SOURCE_NAME}: {row.accelerator}, torch {row.torch}") if row else None
 
 
-def busbw_floor(rank: dict[str, Any], results: list[dict[str, Any]], world_size: int) -> dict[str, Any] | None:
-    """The published floor for this rank's node, when the job is one such node: 8 ranks of the part there."""
+def busbw_floor(rank: dict[str, Any], node: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The published floor for the within-node bus bandwidth of this rank's node (`node`: the results of its
+    ranks), when the node is one of that kind: as many ranks as the floor's GPUs, each on that part."""
     device = rank.get("device")
     if not device:
         return None
-    same_host = [r for r in results if r["hostname"] == rank["hostname"] and r.get("device")]
-    for pattern, gpus, gbs, size, node, source in FLOORS:
-        if re.search(pattern, device["name"], re.IGNORECASE) and len(same_host) == gpus == world_size:
-            return {"gbs": gbs, "bytes": size, "node": node, "source": source}
+    same = [r for r in node if r.get("device") and r["device"]["name"] == device["name"]]
+    for pattern, gpus, gbs, size, name, source in FLOORS:
+        if re.search(pattern, device["name"], re.IGNORECASE) and len(same) == len(node) == gpus:
+            return {"gbs": gbs, "bytes": size, "node": name, "source": source}
     return None

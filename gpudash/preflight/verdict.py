@@ -11,7 +11,8 @@ CRITICAL; a CRITICAL fails the rank), the action it recommends, and the evidence
 - speed: a matmul rate per precision below the median of its same-model peers (WARN beyond speed_warn_pct,
   CRITICAL beyond speed_fail_pct; the gap to the best is in the evidence), or below the part's published MAMF;
 - numerics: a fingerprint unlike the majority of the ranks with the same model, software and thread count;
-- collectives: a node whose all_reduce bus bandwidth is far below its peers', or below a published floor.
+- collectives: a node whose within-node all_reduce bus bandwidth is far below that of its peers (nodes of as
+  many ranks of the same model), or below the published floor for a node of its kind.
 """
 
 from __future__ import annotations
@@ -247,38 +248,109 @@ def _fingerprints(results: list[dict[str, Any]], found: dict[int, list]) -> None
                         {"precision": precision, "sha256": digest, "usual": usual}))  # fmt: skip
 
 
-def _busbw(results: list[dict[str, Any]], found: dict[int, list], limits: Limits, world_size: int) -> None:
+def node_of(result: dict[str, Any]) -> str:
+    return result.get("node") or result["hostname"]
+
+
+def _by_node(results: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """node -> its ranks' results, the nodes in the order of their lowest rank."""
+    nodes: dict[str, list[dict[str, Any]]] = {}
+    for r in sorted(results, key=lambda x: x["rank"]):
+        nodes.setdefault(node_of(r), []).append(r)
+    return nodes
+
+
+def _slowest(sweeps: list[list[dict[str, Any]] | None]) -> tuple[float, int] | None:
+    """(busbw GB/s, bytes) at the largest size every sweep measured, of the slowest rank: a group's all_reduce is
+    only as fast as its slowest rank; None if a sweep is missing."""
+    measured = [{s["bytes"]: s["busbw_gbs"] for s in (sweep or []) if s.get("busbw_gbs")} for sweep in sweeps]
+    if not measured or not all(measured):
+        return None
+    common = set.intersection(*(set(m) for m in measured))
+    if not common:
+        return None
+    size = max(common)
+    return min(m[size] for m in measured), size
+
+
+def _why_not(rs: list[dict[str, Any]], key: str) -> str:
+    for r in rs:
+        c = r.get("collective")
+        if not c:
+            return "not measured (no collective: a lost rank, or the launcher stopped the job)"
+        if not c["ok"]:
+            return f"not measured: rank {r['rank']}'s all_reduce failed"
+        failed = next((s["error"] for s in (c.get(key) or []) if s.get("error")), None)
+        if failed:
+            return f"failed on rank {r['rank']}: {failed}"
+    return "not measured"
+
+
+def bandwidth(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The all_reduce bus bandwidth within each node and across nodes (the report's "bandwidth"): each figure is
+    that of the group's slowest rank at the largest size of the sweep."""
+    nodes = _by_node(results)
+    within = []
+    for name, rs in nodes.items():
+        entry: dict[str, Any] = {"node": name, "hosts": sorted({r["hostname"] for r in rs}),
+                                 "ranks": [r["rank"] for r in rs], "busbw_gbs": None, "bytes": None, "note": None}  # fmt: skip
+        top = _slowest([(r.get("collective") or {}).get("node_busbw") for r in rs]) if len(rs) >= 2 else None
+        if top:
+            entry["busbw_gbs"], entry["bytes"] = top
+        else:
+            entry["note"] = "one rank: no within-node all_reduce" if len(rs) < 2 else _why_not(rs, "node_busbw")
+        within.append(entry)
+    leaders = [rs[0] for rs in nodes.values()]
+    across: dict[str, Any] = {"applicable": len(nodes) >= 2, "ranks": [r["rank"] for r in leaders],
+                              "busbw_gbs": None, "bytes": None, "note": None}  # fmt: skip
+    if len(nodes) < 2:
+        across["ranks"] = []
+        across["note"] = f"not applicable: one node ({next(iter(nodes), '?')}), every rank is on it"
+    else:
+        top = _slowest([(r.get("collective") or {}).get("across_busbw") for r in leaders])
+        if top:
+            across["busbw_gbs"], across["bytes"] = top
+        else:
+            across["note"] = _why_not(leaders, "across_busbw")
+    return {"nodes": within, "across": across}
+
+
+def _busbw(results: list[dict[str, Any]], found: dict[int, list], limits: Limits) -> None:
+    """A node whose within-node bus bandwidth is far below that of its peers (nodes of as many ranks of the same
+    model, measured at the same size), or below the published floor of a node of its kind."""
     from gpudash.preflight.references import busbw_floor
 
-    by_host: dict[str, float] = {}
-    ranks_of: dict[str, list[int]] = {}
-    biggest: dict[str, int] = {}
-    for r in results:
-        sweep = [s for s in ((r.get("collective") or {}).get("busbw") or []) if s.get("busbw_gbs")]
-        if not sweep:
+    nodes = _by_node(results)
+    figures = {n["node"]: n for n in bandwidth(results)["nodes"] if n["busbw_gbs"]}
+    peers: dict[tuple, list[str]] = {}
+    for name, n in figures.items():
+        models = tuple(sorted({(r["device"] or {}).get("name", "") for r in nodes[name]}))
+        peers.setdefault((len(n["ranks"]), models, n["bytes"]), []).append(name)
+    for (count, _models, _size), names in peers.items():
+        if len(names) < 2:
             continue
-        top = max(sweep, key=lambda s: s["bytes"])
-        host = r["hostname"]
-        ranks_of.setdefault(host, []).append(r["rank"])
-        by_host[host] = min(by_host.get(host, top["busbw_gbs"]), top["busbw_gbs"])  # a node is its slowest rank
-        biggest[host] = top["bytes"]
-    if len(by_host) >= 2:
-        median = statistics.median(by_host.values())
-        for host, bw in by_host.items():
-            below = (median - bw) / median * 100
-            if below > limits.busbw_fail_pct:
-                for rank in ranks_of[host]:
-                    found[rank].append(finding("preflight.busbw", CRITICAL,
-                        f"all_reduce bus bandwidth on {host} {bw:.3g} GB/s is {below:.0f}% below the median of "
-                        f"{len(by_host)} nodes ({median:.3g} GB/s)",
-                        {"host": host, "busbw_gbs": bw, "median_gbs": median, "bytes": biggest[host]}))  # fmt: skip
-    for r in results:
-        floor = busbw_floor(r, results, world_size)
-        node_bw = by_host.get(r["hostname"])
-        if floor and node_bw is not None and biggest.get(r["hostname"], 0) >= floor["bytes"] and node_bw < floor["gbs"]:
-            found[r["rank"]].append(finding("preflight.busbw", CRITICAL,
-                f"all_reduce bus bandwidth {node_bw:.3g} GB/s is below the published floor of {floor['gbs']:g} GB/s "
-                f"for {floor['node']} ({floor['source']})", {"busbw_gbs": node_bw, **floor}))  # fmt: skip
+        median = statistics.median(figures[x]["busbw_gbs"] for x in names)
+        for name in names:
+            n = figures[name]
+            below = (median - n["busbw_gbs"]) / median * 100
+            if below <= limits.busbw_fail_pct:
+                continue
+            hosts = ", ".join(n["hosts"])
+            on = name if hosts == name else f"{name} ({hosts})"
+            for rank in n["ranks"]:
+                found[rank].append(finding("preflight.busbw", CRITICAL,
+                    f"within-node all_reduce bus bandwidth on {on} {n['busbw_gbs']:.3g} GB/s is {below:.0f}% below "
+                    f"the median of {len(names)} nodes of {count} ranks ({median:.3g} GB/s)",
+                    {"node": name, "host": hosts, "busbw_gbs": n["busbw_gbs"], "median_gbs": median,
+                     "bytes": n["bytes"], "ranks": n["ranks"]}))  # fmt: skip
+    for name, n in figures.items():
+        for r in nodes[name]:
+            floor = busbw_floor(r, nodes[name])
+            if floor and n["bytes"] >= floor["bytes"] and n["busbw_gbs"] < floor["gbs"]:
+                found[r["rank"]].append(finding("preflight.busbw", CRITICAL,
+                    f"within-node all_reduce bus bandwidth on {name} {n['busbw_gbs']:.3g} GB/s is below the "
+                    f"published floor of {floor['gbs']:g} GB/s for {floor['node']} ({floor['source']})",
+                    {"node": name, "busbw_gbs": n["busbw_gbs"], **floor}))  # fmt: skip
 
 
 def assess(results: list[dict[str, Any]], limits: Limits | None = None) -> dict[int, list[dict[str, Any]]]:
@@ -290,7 +362,7 @@ def assess(results: list[dict[str, Any]], limits: Limits | None = None) -> dict[
     _shared_gpus(results, found)
     _speed(results, found, limits)
     _fingerprints(results, found)
-    _busbw(results, found, limits, len(results))
+    _busbw(results, found, limits)
     return found
 
 
@@ -300,4 +372,4 @@ def judge(results: list[dict[str, Any]], limits: Limits | None = None) -> dict[i
             for rank, fs in assess(results, limits).items()}  # fmt: skip
 
 
-__all__ = ["NONE", "Limits", "assess", "finding", "judge", "rank_list"]
+__all__ = ["NONE", "Limits", "assess", "bandwidth", "finding", "judge", "node_of", "rank_list"]

@@ -44,14 +44,39 @@ def fmt_rate(gflops: float) -> str:
     return f"{gflops / 1000:.3g}T" if gflops >= 1000 else f"{gflops:.3g}G"
 
 
+def _size(size: int) -> str:
+    return f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
+
+
 def _busbw(rank: dict[str, Any]) -> str:
     sweep = [s for s in ((rank.get("collective") or {}).get("busbw") or []) if s.get("busbw_gbs")]
     if not sweep:
         return ""
     top = max(sweep, key=lambda s: s["bytes"])
-    size = top["bytes"]
-    label = f"{size / 2**30:g} GiB" if size >= 2**30 else f"{size / 2**20:g} MiB"
-    return f", busbw {top['busbw_gbs']:.3g} GB/s at {label}"
+    return f", busbw {top['busbw_gbs']:.3g} GB/s at {_size(top['bytes'])}"
+
+
+def _figure(entry: dict[str, Any]) -> str:
+    if entry["busbw_gbs"] is None:
+        return entry["note"] or "not measured"
+    return f"{entry['busbw_gbs']:.3g} GB/s at {_size(entry['bytes'])}"
+
+
+def bandwidth_lines(bandwidth: dict[str, Any] | None) -> list[str]:
+    """The within-node figure of each node and the across-node one (a group's slowest rank, nccl-tests' busbw)."""
+    if not bandwidth:
+        return []
+    lines = ["all_reduce bus bandwidth (nccl-tests' busbw, the group's slowest rank, the sweep's largest size):"]
+    for n in bandwidth["nodes"]:
+        hosts = ", ".join(n["hosts"])
+        where = n["node"] if hosts == n["node"] else f"{n['node']} ({hosts})"
+        lines.append(f"  within {where}, rank {rank_list(n['ranks'])}: {_figure(n)}")
+    across = bandwidth["across"]
+    if across["applicable"]:
+        lines.append(f"  across nodes, rank {rank_list(across['ranks'])} (one per node): {_figure(across)}")
+    else:
+        lines.append(f"  across nodes: {across['note']}")
+    return lines
 
 
 def text(doc: dict[str, Any]) -> str:
@@ -84,6 +109,8 @@ def text(doc: dict[str, Any]) -> str:
             rows, ["rank", "host", "device", "torch", "driver", "probes", "matmul", "checks", "collective", "result"]
         )
     )
+    if n > 1:  # one process has no collective: its JSON says so
+        lines += bandwidth_lines(doc.get("bandwidth"))
     found = [(r["rank"], f) for r in doc["ranks"] for f in r.get("findings", _plain(r["problems"]))]
     found += [(x["rank"], x["finding"]) for x in doc.get("lost", []) if "finding" in x]
     found.sort(key=lambda item: (item[0], item[1]["severity"] != "CRITICAL"))
