@@ -15,9 +15,9 @@ next request. All hosts then share one asyncio loop in one thread.
 
 --prometheus-api: instead of exporters, one loopback server answering Prometheus's HTTP API as a Prometheus that
 scrapes --hosts 8-GPU hosts would (each host two targets: dcgm-exporter on :9400 and gpudash serve on :9483):
-/api/v1/query returns the series of the metric names the query names (`{__name__=~"A|B"}`, plus
-`gpudash_health_check_status == 1` when asked), /api/v1/targets every target healthy, /api/v1/query_range
-nothing. Answers are JSON built once per name and joined per request, keep-alive, on one asyncio loop. Prints
+/api/v1/query returns the series of the metric names the query names (`{__name__=~"A|B"}`, less those whose UUID
+`unless on(UUID) (NAME >= 0)` names, plus `gpudash_health_check_status == 1` when asked), /api/v1/targets every
+target healthy, /api/v1/query_range nothing. Answers are JSON built once per name and joined per request, keep-alive, on one asyncio loop. Prints
 {"port": N} (and "series": how many it holds).
 
 --hostile huge|endless|trickle|mixed: instead of gpudash, endpoints that attack the scraper (issue 27), all on
@@ -194,6 +194,7 @@ def prometheus_api(hosts: int) -> tuple[int, int]:
                             "lastError": "", "lastScrape": "2099-01-01T00:00:00Z", "scrapeInterval": "15s"})  # fmt: skip
     targets_body = json.dumps({"status": "success", "data": {"activeTargets": targets}}).encode()
     empty = b'{"status":"success","data":{"resultType":"matrix","result":[]}}'
+    answers: dict[str, bytes] = {}  # the series never change: each query's answer is built once
 
     def answer(target: str) -> bytes:
         parts = urlsplit(target)
@@ -202,12 +203,21 @@ def prometheus_api(hosts: int) -> tuple[int, int]:
         if parts.path.endswith("/query_range"):
             return empty
         query = parse_qs(parts.query).get("query", [""])[0]
+        if query not in answers:
+            answers[query] = instant(query)
+        return answers[query]
+
+    def instant(query: str) -> bytes:
         regex = re.search(r'=~"([^"]*)"', query)
         names = set(re.findall(r"[A-Za-z_:][A-Za-z0-9_:]*", regex.group(1))) if regex else set()
         if query.startswith("gpudash_health_check_status"):
             names.add("gpudash_health_check_status!OK" if 'severity!="OK"' in query else "gpudash_health_check_status")
-        items = ",".join(",".join(series[n]) for n in sorted(names) if n in series)
-        return ('{"status":"success","data":{"resultType":"vector","result":[' + items + "]}}").encode()
+        found = [item for n in sorted(names) if n in series for item in series[n]]
+        unless = re.search(r"unless on\(UUID\) \((\w+) >= 0\)", query)  # gpudash.fleet.prometheus.live_query
+        if unless:  # every value here is a number >= 0: leave out the series whose UUID the right-hand name has
+            covered = {json.loads(item)["metric"].get("UUID") for item in series.get(unless.group(1), [])}
+            found = [item for item in found if json.loads(item)["metric"].get("UUID") not in covered]
+        return ('{"status":"success","data":{"resultType":"vector","result":[' + ",".join(found) + "]}}").encode()
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:

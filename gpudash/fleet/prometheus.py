@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import math
 import re
 import time
@@ -24,9 +23,10 @@ from datetime import datetime
 from typing import Any
 
 from gpudash.errors import GpudashError
-from gpudash.fleet import exposition
+from gpudash.fleet import exposition, json_rows
 from gpudash.fleet.budget import MemoryBudget
 from gpudash.fleet.fetch import FetchError, fetch_bytes
+from gpudash.fleet.gc_pause import collector_paused, settle
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
 from gpudash.fleet.series import ALL_SMI, BATCH, WANTED, Series, describe, plausible
@@ -43,6 +43,25 @@ SERIES_CACHED = 500_000  # label sets remembered between rounds (1,024 hosts x 8
 # over 32 MiB (fleet.fetch.MAX_BYTES); one name's answer is about 3 MiB.
 BATCH_NAMES = tuple(sorted(n for n in BATCH if n != "gpudash_machine_info"))
 LIVE_NAMES = tuple(sorted(WANTED - {ENUM} - set(BATCH_NAMES)))
+# gpudash serve's readings of a GPU that dcgm-exporter reads too are never shown (a vendor exporter's reading
+# wins: gpudash.fleet.exposition), so Prometheus leaves them out of the answer: for 1,024 hosts x 8 GPUs with
+# both exporters, 41,000 of the round's 98,000 rows. Matched on UUID (NVIDIA only: AMD GPUs have none in
+# common), and only where dcgm's reading is a number (`>= 0` drops NaN), so gpudash still fills in for it.
+COVERED_BY_DCGM = {
+    "gpudash_device_utilization_ratio": "DCGM_FI_DEV_GPU_UTIL >= 0",
+    "gpudash_device_memory_used_bytes": "DCGM_FI_DEV_FB_USED >= 0",
+    # dcgm's total is used + free; the used is dcgm's or, where dcgm has none, gpudash's (kept by the line above)
+    "gpudash_device_memory_total_bytes": "DCGM_FI_DEV_FB_FREE >= 0",
+    "gpudash_device_temperature_celsius": "DCGM_FI_DEV_GPU_TEMP >= 0",
+    "gpudash_device_power_watts": "DCGM_FI_DEV_POWER_USAGE >= 0",
+}
+
+
+def live_query(name: str) -> str:
+    """The instant query for one live name: all its series, less gpudash's readings dcgm-exporter has."""
+    query = f'{{__name__=~"{name}"}}'
+    covered = COVERED_BY_DCGM.get(name)
+    return f"{query} unless on(UUID) ({covered})" if covered else query
 
 
 def _duration_s(text: str | None) -> float | None:
@@ -97,6 +116,7 @@ class PrometheusSource:
         self.interval_s = MIN_INTERVAL_S  # the pace worth reading at: the targets' median scrape interval
         self._batch_devices: dict[str, dict[str, Device]] = {}  # the last batch results, by host and device key
         self._batch_at: float | None = None
+        self._rounds = 0
 
     def close(self) -> None:
         self._io.close()
@@ -124,7 +144,7 @@ class PrometheusSource:
                 hold=hold,
                 max_bytes=API_MAX_BYTES,
             )
-            body = json.loads(answer)
+            body = json_rows.decode(answer)  # row by row when large: the UI thread is never held for long
         except FetchError as exc:
             raise GpudashError(f"Prometheus at {self.url}: {exc}") from None
         except ValueError:
@@ -164,9 +184,17 @@ class PrometheusSource:
             ]
 
     def round(self) -> FleetRound:
+        with collector_paused():  # the round's answers are garbage once it ends: no full collections meanwhile
+            fleet = self._round()
+        self._rounds += 1
+        if self._rounds == 2:  # the label sets are built: full collections stop walking them (gc_pause.settle)
+            settle()
+        return fleet
+
+    def _round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
         batch = self._batch_at is None or started - self._batch_at >= BATCH_EVERY_S
-        queries = [(f'{{__name__=~"{name}"}}', False) for name in LIVE_NAMES]
+        queries = [(live_query(name), False) for name in LIVE_NAMES]
         # The health enum has a series per severity, only one of them 1, and most results are OK: ask for the
         # results that are not OK, and for each GPU's health timestamp, which says its checks ran (so: OK unless
         # a finding says otherwise). 1,024 hosts x 8 GPUs x 12 checks answered 45 MB; this, under 4 MB.

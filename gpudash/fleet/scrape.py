@@ -30,6 +30,7 @@ from gpudash.fleet import exposition
 from gpudash.fleet.budget import MIB, Hold, MemoryBudget
 from gpudash.fleet.claims import Claims, owners
 from gpudash.fleet.fetch import FetchError, fetch_bytes
+from gpudash.fleet.gc_pause import collector_paused, settle
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
 from gpudash.fleet.series import BATCH, GPUDASH_LIVE, HEALTH, WANTED
@@ -88,6 +89,7 @@ class Scraper:
         # Requests, answers and rounds all run on one event-loop thread (gpudash.fleet.io_loop says why), so
         # the endpoints' state is only ever touched there and needs no lock.
         self._io = IoLoop()
+        self._rounds = 0
         self._in_flight = asyncio.Semaphore(max(1, concurrency))
         # Parsing runs here, never on the loop: one thread (the SeriesCache is its own), answers one at a time.
         self._parser = ThreadPoolExecutor(max_workers=1, thread_name_prefix="fleet-parse")
@@ -169,7 +171,12 @@ class Scraper:
 
     def round(self) -> FleetRound:
         """One round, run on the fleet's event loop; the caller's thread only waits for it."""
-        return self._io.submit(self._round()).result()
+        with collector_paused():  # the pages' samples are garbage once it ends (gpudash.fleet.gc_pause)
+            fleet = self._io.submit(self._round()).result()
+        self._rounds += 1
+        if self._rounds == 2:  # its hosts' series are known: full collections stop walking them
+            settle()
+        return fleet
 
     async def _round(self) -> FleetRound:
         started, t0 = time.time(), time.monotonic()
