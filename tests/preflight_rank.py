@@ -9,6 +9,8 @@ under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
 - "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
   that dies, or one that stops answering: a hung host, a debugger, a stuck driver call);
 - "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result;
+- "end-before-store" (srun, PLANT_RANK 0, PLANT_FLAG a file path): the other ranks make PLANT_FLAG when they
+  first fail to reach the store; rank 0 waits for it, then SIGKILLs itself instead of starting the store;
 - "slow-allreduce": every all_reduce of that rank on a group smaller than the world (within its node, across
   nodes) is followed by a pause three times as long as the call took, so its group's bus bandwidth is about a
   quarter of what it would be, however busy the machine.
@@ -52,7 +54,34 @@ if fake_gpu is not None:
     torch_view.TorchView.devices = seen_by_torch
     gpudash.devices.torch_could_see_gpus = lambda: True  # as if /dev/nvidia0 were there
 
-if planted and fault == "kill-at-result":
+if fault == "end-before-store":
+    # srun: rank PLANT_RANK (0) is killed before it starts the store, once another rank waits for it (that rank
+    # makes the file PLANT_FLAG at its first failed try to reach the store), as a rank 0 killed in its first
+    # seconds would be; the other ranks wait for the store with the real code.
+    import time
+    from pathlib import Path
+
+    from gpudash.preflight import store
+
+    flag = Path(os.environ["PLANT_FLAG"])
+    if planted:
+
+        def killed_instead(*args, **kwargs):
+            deadline = time.monotonic() + 120
+            while not flag.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        store.start_host = killed_instead
+    else:
+        real_why_not = store._why_not
+
+        def waiting(exc):
+            flag.touch()
+            return real_why_not(exc)
+
+        store._why_not = waiting
+elif planted and fault == "kill-at-result":
     from gpudash.preflight import coordinate
 
     real_collect = coordinate.Job.collect

@@ -140,6 +140,41 @@ def test_rank_0_killed_under_srun_is_named_by_rank_1_and_its_store_ends():
         time.sleep(0.2)
 
 
+def test_a_rank_stopped_while_it_waits_for_the_store_says_so_in_one_line(tmp_path):
+    """Under srun, rank 0 is killed before it starts the store, while rank 1 waits for it; srun's SIGTERM (here
+    the test's) then ends rank 1 at once: one line naming it and what it waited for, exit 3 (it could not reach
+    the store), no traceback. Before, its SIGTERM handling began only once the store was reached: torch's connect
+    held the signal until --wait (120 s) ran out, so Slurm's SIGKILL ended it, or it exited 143 saying no more."""
+    port, flag = free_port(), tmp_path / "waiting"
+    with contextlib.ExitStack() as stack:
+        procs = []
+        for r in (0, 1):
+            command, env = srun_like(r, 2, port)
+            command[1:3] = [str(TESTS / "preflight_rank.py")]
+            env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS), env.get("PYTHONPATH")])), PLANT_RANK="0",
+                       PLANT_FAULT="end-before-store", PLANT_FLAG=str(flag))  # fmt: skip
+            procs.append(stack.enter_context(started(command, env)))
+        procs[0].wait(timeout=100)  # killed once rank 1 has tried the store's address and found nothing there
+        assert flag.exists() and procs[0].returncode == -signal.SIGKILL
+        term = time.monotonic()
+        procs[1].send_signal(signal.SIGTERM)
+        out, err = procs[1].communicate(timeout=60)
+        took = time.monotonic() - term
+    assert procs[1].returncode == 3 and out == "", (out, err)
+    assert took < 5, f"rank 1 took {took:.1f} s to end after SIGTERM"
+    assert "Traceback" not in err
+    said = [line for line in err.splitlines() if line.startswith("gpudash: error: ")]
+    assert len(said) == 1, err
+    assert said[0].startswith(
+        "gpudash: error: rank 1: the launcher stopped this rank (SIGTERM) while it waited for rank 0's store at "
+        f"127.0.0.1:{port} for "
+    ), err
+    assert said[0].endswith(
+        "(connection refused: nothing listens there; rank 0 may have ended before it started the store); "
+        "no device was checked"
+    ), err
+
+
 def port_free(port: int) -> bool:
     import socket
 

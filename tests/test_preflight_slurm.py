@@ -135,3 +135,23 @@ def test_rank_0_killed_under_srun_is_named_by_rank_1(slurm):
     assert run.stdout.startswith("gpudash preflight · 2 ranks (srun, gloo) · FAILED on rank 0"), run.stdout + run.stderr
     assert "rank 0: CRITICAL preflight.lost (drain): died: its process ended without a word" in run.stdout
     assert "task 0: Killed" in run.stderr and "task 1: Exited with exit code 1" in run.stderr, run.stderr
+
+
+def test_a_rank_waiting_for_the_store_when_srun_ends_the_step_says_so(slurm, tmp_path):
+    """Rank 0 is killed in its first seconds, before it starts the store, while rank 1 waits for it; srun
+    (--kill-on-bad-exit=1) ends the step with SIGTERM, and rank 1 says in one line that it was stopped while it
+    waited for rank 0's store, exit 3, no traceback. Before, torch's connect held rank 1's SIGTERM handling until
+    --wait ran out, and Slurm's SIGKILL ended it after KillWait without a word."""
+    flag = tmp_path / "waiting"
+    started = time.monotonic()
+    run = srun(slurm, 2, str(BIN / "python"), "tests/preflight_rank.py", "preflight", "--no-checks", "--no-speed",
+               "--precisions", "fp32", kill_on_bad_exit=1, PLANT_RANK="0", PLANT_FAULT="end-before-store",
+               PLANT_FLAG=str(flag))  # fmt: skip
+    assert time.monotonic() - started < 60, run.stdout + run.stderr
+    assert flag.exists() and run.stdout == "", run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert "task 0: Killed" in run.stderr and "task 1: Exited with exit code 3" in run.stderr, run.stderr
+    assert (
+        "gpudash: error: rank 1: the launcher stopped this rank (SIGTERM) while it waited for rank 0's store at "
+        in run.stderr
+    ), run.stderr

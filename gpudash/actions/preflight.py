@@ -9,6 +9,7 @@ alike. Without a launcher it is the same check for this process alone (world siz
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from functools import partial
@@ -156,10 +157,14 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
 
     quiet_torch_logs()  # before torch loads: one line per failure, not torch's C++ stack traces
     started = time.monotonic()
-    channel = Channel(world, timeout_s=options.stall_s, connect_s=options.wait_s, wait_s=options.wait_s)
-    job = Job(channel, options.stall_s, options.wait_s)
-    try:
-        with graceful(job.terminating.set):  # SIGTERM (torchrun stopping the job): name the silent ranks first
+    terminating = threading.Event()  # set by SIGTERM (the launcher stopping the job): name the silent ranks first
+    # From before the store is reached: a rank the launcher stops while it waits for the store (rank 0 ended
+    # before it started it) says which rank it is and what it waited for, in one line (exit 3).
+    with graceful(terminating.set):
+        channel = Channel(world, timeout_s=options.stall_s, connect_s=options.wait_s, wait_s=options.wait_s,
+                          stop=terminating, say=partial(_say, world))  # fmt: skip
+        job = Job(channel, options.stall_s, options.wait_s, terminating)
+        try:
             machine, device, result = prepare(world, options.device)
             job.join(result["hostname"], shares_cores=options.speed and device is not None and device.vendor == "cpu")
             backend = backend_for(result["device"], options.backend)
@@ -196,10 +201,10 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
             job.publish({"code": code, "doc": doc})
             _remember(machine, doc, result["hostname"], world.rank)
             return doc, code
-    except StoreLost:
-        raise
-    except BaseException as exc:
-        job.leave(f"exited: {type(exc).__name__}: {exc}".splitlines()[0][:300])
-        raise
-    finally:
-        channel.close()
+        except StoreLost:
+            raise
+        except BaseException as exc:
+            job.leave(f"exited: {type(exc).__name__}: {exc}".splitlines()[0][:300])
+            raise
+        finally:
+            channel.close()

@@ -39,13 +39,16 @@ class Lost:
 
 
 class Job:
-    def __init__(self, channel: Channel, stall_s: float, wait_s: float) -> None:
+    def __init__(
+        self, channel: Channel, stall_s: float, wait_s: float, terminating: threading.Event | None = None
+    ) -> None:
         self.channel = channel
         self.world = channel.world
         self.liveness = Liveness(channel, stall_s)
         self.join_deadline = time.monotonic() + wait_s
         self.wait_s, self.stall_s = wait_s, stall_s
-        self.terminating = threading.Event()  # set by the SIGTERM handler (lifetime.graceful)
+        # Set by the SIGTERM handler (lifetime.graceful), which the caller may have installed before the store.
+        self.terminating = terminating or threading.Event()
         self.lost: dict[int, Lost] = {}
         self.hosts: dict[int, str] = {}
         self.joined: dict[int, dict[str, Any]] = {}
