@@ -11,6 +11,9 @@ under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
 - "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result;
 - "end-before-store" (srun, PLANT_RANK 0, PLANT_FLAG a file path): the other ranks make PLANT_FLAG when they
   first fail to reach the store; rank 0 waits for it, then SIGKILLs itself instead of starting the store;
+- "end-the-step-on-verdict" (torchrun, PLANT_RANK 1): as soon as the rank has read the verdict it SIGKILLs rank 0
+  (the reporter; every rank writes its pid to PLANT_PIDS/<rank>), as `srun --kill-on-bad-exit=1` ends the step
+  when a rank that read a failing verdict exits 1: the report must already be out;
 - "slow-allreduce": every all_reduce of that rank on a group smaller than the world (within its node, across
   nodes) is followed by a pause three times as long as the call took, so its group's bus bandwidth is about a
   quarter of what it would be, however busy the machine.
@@ -54,6 +57,10 @@ if fake_gpu is not None:
     torch_view.TorchView.devices = seen_by_torch
     gpudash.devices.torch_could_see_gpus = lambda: True  # as if /dev/nvidia0 were there
 
+if os.environ.get("PLANT_PIDS"):
+    with open(os.path.join(os.environ["PLANT_PIDS"], str(rank_id)), "w") as pid_file:
+        pid_file.write(str(os.getpid()))
+
 if fault == "end-before-store":
     # srun: rank PLANT_RANK (0) is killed before it starts the store, once another rank waits for it (that rank
     # makes the file PLANT_FLAG at its first failed try to reach the store), as a rank 0 killed in its first
@@ -81,6 +88,18 @@ if fault == "end-before-store":
             return real_why_not(exc)
 
         store._why_not = waiting
+elif planted and fault == "end-the-step-on-verdict":
+    from gpudash.preflight import coordinate
+
+    real_await = coordinate.Job.await_verdict
+
+    def read_then_end_the_step(self):
+        verdict = real_await(self)
+        with open(os.path.join(os.environ["PLANT_PIDS"], "0")) as pid_file:
+            os.kill(int(pid_file.read()), signal.SIGKILL)
+        return verdict
+
+    coordinate.Job.await_verdict = read_then_end_the_step
 elif planted and fault == "kill-at-result":
     from gpudash.preflight import coordinate
 

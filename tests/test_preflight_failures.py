@@ -37,9 +37,11 @@ def started(command: list[str], env: dict[str, str]):
 
 # --no-speed (unless `speed`): these tests are about lost ranks; on a loaded machine a speed finding could join the
 # lost rank's (tests/test_preflight_verdicts.py has them).
-def torchrun(fault: str, *args: str, ranks: int = 2, speed: bool = False) -> tuple[subprocess.CompletedProcess, float]:
+def torchrun(
+    fault: str, *args: str, ranks: int = 2, speed: bool = False, **extra: str
+) -> tuple[subprocess.CompletedProcess, float]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
-               PLANT_RANK="1", PLANT_FAULT=fault)  # fmt: skip
+               PLANT_RANK="1", PLANT_FAULT=fault, **extra)  # fmt: skip
     command = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(ranks), "--master-addr",
                "127.0.0.1", "--master-port", str(free_port()), str(TESTS / "preflight_rank.py"), "preflight",
                "--precisions", "fp32", "--no-checks", *([] if speed else ["--no-speed"]), *args]  # fmt: skip
@@ -63,6 +65,17 @@ def test_a_killed_rank_is_named_by_the_lowest_surviving_rank():
     assert "  rank 1: CRITICAL preflight.lost (drain): died: joined, sent no result" in run.stdout
     assert run.stdout.count("gpudash preflight · ") == 1  # one table, from rank 0
     assert took < 120
+
+
+def test_the_report_is_out_before_the_other_ranks_learn_the_verdict(tmp_path):
+    # A rank that has read a failing verdict exits 1, and under srun --kill-on-bad-exit=1 that ends the step at
+    # once, the reporting rank 0 included: the planted rank 1 kills rank 0 the moment it has the verdict. The
+    # report (here a CRITICAL: no GPU on a node expected to have one) must be on rank 0's stdout already, or a
+    # prolog that drains from it finds nothing.
+    run, _ = torchrun("end-the-step-on-verdict", "--expect-gpus", "1", PLANT_PIDS=str(tmp_path))
+    assert run.returncode != 0
+    assert run.stdout.startswith("gpudash preflight · 2 ranks (torchrun, gloo) · FAILED"), run.stdout + run.stderr
+    assert "gpu.count" in run.stdout
 
 
 def test_a_stopped_rank_is_named_and_the_job_ends_within_3_minutes_with_the_defaults():

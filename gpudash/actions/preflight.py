@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -121,8 +122,13 @@ def _hint_srun(world: World, lost: list[dict[str, Any]]) -> None:
              "--kill-on-bad-exit=1 (or --wait=N); see docs/fleet.md")  # fmt: skip
 
 
-def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
-    """(the report on the rank that prints it, None elsewhere; the exit code of this rank)."""
+def run(
+    world: World, options: Options, show: Callable[[dict[str, Any], int], None] | None = None
+) -> tuple[dict[str, Any] | None, int]:
+    """(the report on the rank that prints it, None elsewhere; the exit code of this rank). `show(doc, code)`
+    gets the report on that rank before the other ranks are told the verdict: once told, they exit, and under
+    `srun --kill-on-bad-exit=1` a failing rank's exit ends the step, this rank included, possibly before a
+    report shown afterwards had been printed (a drain that reads it would find nothing)."""
     from gpudash.preflight.rank import check_device, prepare
 
     work = partial(
@@ -143,12 +149,17 @@ def run(world: World, options: Options) -> tuple[dict[str, Any] | None, int]:
         finally:
             machine.close()
         alone = report(world, None, [result], limits=options.limits)
+        code = OK if alone["ok"] else FAILED
+        if show is not None:
+            show(alone, code)
         _remember(machine, alone, result["hostname"], world.rank)
-        return alone, OK if alone["ok"] else FAILED
-    return _distributed(world, options, work)
+        return alone, code
+    return _distributed(world, options, work, show)
 
 
-def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] | None, int]:
+def _distributed(
+    world: World, options: Options, work, show: Callable[[dict[str, Any], int], None] | None
+) -> tuple[dict[str, Any] | None, int]:
     from gpudash.lifetime import graceful
     from gpudash.preflight.collective import backend_for, run_collectives
     from gpudash.preflight.coordinate import Job
@@ -198,8 +209,10 @@ def _distributed(world: World, options: Options, work) -> tuple[dict[str, Any] |
             doc = report(world, backend, list(results.values()), lost, options.limits)
             code = OK if doc["ok"] else FAILED
             _hint_srun(world, lost)
-            job.publish({"code": code, "doc": doc})
+            if show is not None:
+                show(doc, code)
             _remember(machine, doc, result["hostname"], world.rank)
+            job.publish({"code": code, "doc": doc})
             return doc, code
         except StoreLost:
             raise

@@ -101,10 +101,12 @@ def run(ctx) -> int:
         plugin_limits=config.get("plugins"),
         speed=not args.no_speed,
     )
-    world = detect()
-    doc, code = preflight.run(world, options)
-    if doc is not None:
+
+    def show(doc: dict, code: int) -> None:  # before the other ranks learn the verdict (actions.preflight.run)
         print(json.dumps(doc, indent=2, allow_nan=False) if args.json else text(doc), flush=True)
         if not args.json and code:
-            print(f"gpudash preflight: failed on rank {rank_list(doc['failed_ranks'])}", file=sys.stderr)
+            print(f"gpudash preflight: failed on rank {rank_list(doc['failed_ranks'])}", file=sys.stderr, flush=True)
+
+    world = detect()
+    _, code = preflight.run(world, options, show)
     return code
