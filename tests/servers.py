@@ -90,21 +90,30 @@ def gpudash_serve(*args: str, env: dict[str, str] | None = None) -> Iterator[tup
 
 def _announced_url(proc: subprocess.Popen, timeout: float) -> str:
     """The URL from `gpudash: serving URL (...)` on stderr (port 0 picks the port)."""
+    try:
+        return stderr_line(proc, "gpudash: serving ", timeout, start=True).split()[2]
+    except AssertionError as exc:
+        raise AssertionError(f"gpudash serve did not start: {exc} (exit {proc.poll()})") from None
+
+
+def stderr_line(proc: subprocess.Popen, wanted: str, timeout: float = 20.0, start: bool = False) -> str:
+    """The next line of the process's stderr that contains (or, with `start`, starts with) `wanted`, waited
+    for at most `timeout` s."""
     import selectors
 
     selector = selectors.DefaultSelector()
-    selector.register(proc.stderr, selectors.EVENT_READ)
+    selector.register(proc.stderr, selectors.EVENT_READ)  # type: ignore[arg-type]
     deadline, seen = time.monotonic() + timeout, []
     while time.monotonic() < deadline:
         if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
             break
-        line = proc.stderr.readline()
+        line = proc.stderr.readline()  # type: ignore[union-attr]
         if not line:
             break
         seen.append(line)
-        if line.startswith("gpudash: serving "):
-            return line.split()[2]
-    raise AssertionError(f"gpudash serve did not start: {''.join(seen)!r} (exit {proc.poll()})")
+        if line.startswith(wanted) if start else wanted in line:
+            return line
+    raise AssertionError(f"no line with {wanted!r} on stderr: {''.join(seen)!r}")
 
 
 @contextlib.contextmanager

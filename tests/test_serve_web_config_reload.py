@@ -5,7 +5,6 @@ warning. Over loopback with real TLS handshakes."""
 from __future__ import annotations
 
 import os
-import selectors
 import ssl
 import time
 import urllib.request
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from servers import DGX, gpudash_serve, self_signed_certificate, stop
+from servers import DGX, gpudash_serve, self_signed_certificate, stderr_line, stop
 from test_serve_limits import basic, client_context, running, scrape
 
 from gpudash.exporter.server import load_web_config
@@ -53,23 +52,6 @@ def wait_for(condition, timeout: float = 20.0) -> None:
     while not condition():
         assert time.monotonic() < deadline, "condition not met in time"
         time.sleep(0.05)
-
-
-def stderr_line(proc, wanted: str, timeout: float = 20.0) -> str:
-    """The next line of the server's stderr that contains `wanted` (bounded wait)."""
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stderr, selectors.EVENT_READ)
-    deadline, seen = time.monotonic() + timeout, []
-    while time.monotonic() < deadline:
-        if not selector.select(timeout=max(0.0, deadline - time.monotonic())):
-            break
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen.append(line)
-        if wanted in line:
-            return line
-    raise AssertionError(f"no line with {wanted!r} on stderr: {''.join(seen)!r}")
 
 
 def test_a_changed_user_is_taken_without_a_restart_and_a_bad_file_keeps_the_last_good(tmp_path):

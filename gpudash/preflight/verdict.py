@@ -60,6 +60,22 @@ def rank_list(ranks: list[int]) -> str:
     return ", ".join(spans)
 
 
+def _differs(found: dict[int, list], key: str, values: dict[int, Any], others: str, evidence: dict[str, Any]) -> None:
+    """A CRITICAL preflight.drift for each rank whose `key` differs from the majority's, when any differs."""
+    if len(set(values.values())) < 2:
+        return
+    usual = _majority(values)
+    where = ", ".join(
+        f"{v or 'none'} on rank {rank_list([k for k, x in values.items() if x == v])}"
+        for v in dict.fromkeys(values.values())
+    )
+    for rank, value in values.items():
+        if value != usual:
+            found[rank].append(finding("preflight.drift", CRITICAL,
+                                       f"{key} {value or 'none'} differs from {others} ({where})",
+                                       {"what": key, "here": value, "usual": usual, **evidence}))  # fmt: skip
+
+
 def _majority(values: dict[int, Any]) -> Any:
     counts = Counter(values.values())
     top = max(counts.values())
@@ -93,33 +109,11 @@ def own_findings(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _drift(results: list[dict[str, Any]], found: dict[int, list]) -> None:
     for key in COMPARED_VERSIONS:
-        values = {r["rank"]: r["versions"].get(key) for r in results}
-        if len(set(values.values())) > 1:
-            usual = _majority(values)
-            where = ", ".join(
-                f"{v or 'none'} on rank {rank_list([k for k, x in values.items() if x == v])}"
-                for v in dict.fromkeys(values.values())
-            )
-            for rank, value in values.items():
-                if value != usual:
-                    found[rank].append(finding("preflight.drift", CRITICAL,
-                                               f"{key} {value or 'none'} differs from the other ranks ({where})",
-                                               {"what": key, "here": value, "usual": usual}))  # fmt: skip
+        _differs(found, key, {r["rank"]: r["versions"].get(key) for r in results}, "the other ranks", {})
     for model, group in _by_model(results).items():
         for key in COMPARED_DEVICE_FACTS:
             facts = {r["rank"]: r["device"].get(key) for r in group if r["device"].get(key)}
-            if len(set(facts.values())) < 2:
-                continue
-            usual = _majority(facts)
-            where = ", ".join(
-                f"{v} on rank {rank_list([k for k, x in facts.items() if x == v])}"
-                for v in dict.fromkeys(facts.values())
-            )
-            for rank, value in facts.items():
-                if value != usual:
-                    found[rank].append(finding("preflight.drift", CRITICAL,
-                                               f"{key} {value} differs from the other {model} ranks ({where})",
-                                               {"what": key, "here": value, "usual": usual, "model": model}))  # fmt: skip
+            _differs(found, key, facts, f"the other {model} ranks", {"model": model})
     health = {r["rank"]: sorted(h["id"] for h in r.get("health", []) if h["severity"] in (WARN, CRITICAL))
               for r in results}  # fmt: skip
     if len({tuple(v) for v in health.values()}) > 1:
