@@ -181,11 +181,21 @@ def _distributed(
             backend = backend_for(result["device"], options.backend)
             what = result["device"]["key"] if result["device"] else "no device"
             _say(world, f"joined ({world.launcher}, {backend}); checking {what}")
+            # torchrun's SIGTERM reaches this rank's driver and check children too: a pipe to one of them that
+            # breaks once the job is stopping is the stop's doing, not a failure of this rank (which still
+            # reports, or names the rank that died).
             try:
                 if not job.terminating.is_set():
                     work(machine, device, result, stop=job.terminating, turn=job.take_turn)
+            except Exception:
+                if not job.terminating.is_set():
+                    raise
             finally:
-                machine.close()
+                try:
+                    machine.close()
+                except Exception:
+                    if not job.terminating.is_set():
+                        raise
             if job.terminating.is_set():  # our own SIGTERM handler killed the children: their failures are ours
                 result.update(precisions={}, checks=[])
                 result["notes"].append("the launcher stopped the job (SIGTERM) during this rank's checks: not judged")
