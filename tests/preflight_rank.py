@@ -6,7 +6,7 @@ under torchrun, else SLURM_PROCID), PLANT_FAULT the fault:
   probe_faults:run_probe, which wraps the real probe; every other rank runs the real probe untouched;
 - "slow" or "bitflip": that rank's speed task runs tests/preflight_faults.py (every timed matmul call does
   twice the work; or the fingerprint's output gets one bit flipped);
-- "kill" or "stop": once joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
+- "kill" or "stop": once every rank has joined, just before its device work, the rank sends itself SIGKILL or SIGSTOP (a rank
   that dies, or one that stops answering: a hung host, a debugger, a stuck driver call);
 - "kill-at-result": the rank does its device work, then sends itself SIGKILL as it would post its result;
 - "end-before-store" (srun, PLANT_RANK 0, PLANT_FLAG a file path): the other ranks make PLANT_FLAG when they
@@ -112,8 +112,22 @@ elif planted and fault == "kill-at-result":
 
     coordinate.Job.collect = collect_or_die
 elif planted and fault in ("kill", "stop"):
-    from gpudash.preflight import rank
+    import time
 
+    from gpudash.preflight import coordinate, rank
+
+    real_join = coordinate.Job.join
+
+    def join_then_wait_for_all(self, *args, **kwargs):
+        # Under load a rank may die before the others have even reached the store, and torchrun then stops them
+        # before anyone could name it (no one can): the fault is planted once every rank has joined.
+        real_join(self, *args, **kwargs)
+        world = int(os.environ.get("WORLD_SIZE") or os.environ.get("SLURM_NTASKS") or 1)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not self.channel.has([f"joined/{r}" for r in range(world)]):
+            time.sleep(0.05)
+
+    coordinate.Job.join = join_then_wait_for_all
     real = rank.check_device
 
     def check_then_fail(*args, **kwargs):
