@@ -73,7 +73,10 @@ def test_real_quick_bench_measures_each_precision(tiny_cpu_bench, cpu_machine):
         assert r["gflops"] == pytest.approx(2 * r["shape"][0] * r["shape"][1] * r["shape"][2] / r["median_s"] / 1e9)
         assert 0.0 <= r["other_load"] <= 1.0
     best = m.results["fp32"]
-    assert best.measured_gflops == max(r["gflops"] for r in report.results if r["precision"] == "fp32")
+    # The best shape of the rounds other work did not contend with (all of them when none was quiet): a shape
+    # measured while the machine was busy never becomes the figure (issue 22).
+    fp32 = [r for r in report.results if r["precision"] == "fp32"]
+    assert best.measured_gflops == max(r["gflops"] for r in [r for r in fp32 if not r["contended"]] or fp32)
     assert best.details["dtypes"] == ["float32", "float32"] and best.details["fp32_mode"] == "ieee"
     # The CPU peaks are estimates from a formula, and say so.
     assert report.peak_provenance["fp32"]["provenance"] == "estimated"
