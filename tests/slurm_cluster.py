@@ -65,6 +65,18 @@ def _wait(condition, timeout_s: float, what: str, logs: list[Path]) -> None:
 
 
 @contextlib.contextmanager
+def cluster_or_skip(folder: Path, nodes: int = 1) -> Iterator[dict[str, str]]:
+    """cluster(), or the calling test skipped with the reason no cluster can start here."""
+    import pytest
+
+    why = missing()
+    if why:
+        pytest.skip(f"no Slurm here: {why}")
+    with cluster(folder, nodes=nodes) as env:
+        yield env
+
+
+@contextlib.contextmanager
 def cluster(folder: Path, cpus: int = 2, nodes: int = 1) -> Iterator[dict[str, str]]:
     """Start munged, slurmctld and a slurmd per node; yield the environment srun needs (SLURM_CONF)."""
     folder.mkdir(parents=True, exist_ok=True)

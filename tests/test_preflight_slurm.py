@@ -24,10 +24,7 @@ BIN = Path(sys.executable).parent
 
 @pytest.fixture(scope="module")
 def slurm(tmp_path_factory):
-    why = slurm_cluster.missing()
-    if why:
-        pytest.skip(f"no Slurm here: {why}")
-    with slurm_cluster.cluster(tmp_path_factory.mktemp("slurm")) as env:
+    with slurm_cluster.cluster_or_skip(tmp_path_factory.mktemp("slurm")) as env:
         yield dict(env, OMP_NUM_THREADS="1",
                    PYTHONPATH=os.pathsep.join(filter(None, [str(REPO / "tests"), os.environ.get("PYTHONPATH")])))  # fmt: skip
 
@@ -35,10 +32,7 @@ def slurm(tmp_path_factory):
 @pytest.fixture(scope="module")
 def slurm_two_nodes(tmp_path_factory):
     """Two Slurm nodes, n1 and n2, each its own slurmd on this host (tests/slurm_cluster.py)."""
-    why = slurm_cluster.missing()
-    if why:
-        pytest.skip(f"no Slurm here: {why}")
-    with slurm_cluster.cluster(tmp_path_factory.mktemp("slurm2"), nodes=2) as env:
+    with slurm_cluster.cluster_or_skip(tmp_path_factory.mktemp("slurm2"), nodes=2) as env:
         yield dict(env, OMP_NUM_THREADS="1")
 
 

@@ -64,10 +64,7 @@ def test_the_examples_pass_shellcheck():
 
 @pytest.fixture(scope="module")
 def slurm_two_nodes(tmp_path_factory):
-    why = slurm_cluster.missing()
-    if why:
-        pytest.skip(f"no Slurm here: {why}")
-    with slurm_cluster.cluster(tmp_path_factory.mktemp("slurm-sbatch"), nodes=2) as env:
+    with slurm_cluster.cluster_or_skip(tmp_path_factory.mktemp("slurm-sbatch"), nodes=2) as env:
         yield env
 
 
