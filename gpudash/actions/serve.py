@@ -4,9 +4,10 @@ The HTTP endpoint (gpudash.exporter.http's app on gpudash.exporter.server) answe
 does; what changes only with a remembered result is encoded once per change, so a scrape costs a few
 milliseconds and never runs device code. No client can stall another: TLS handshakes happen in each
 connection's own thread, every phase of a connection has a deadline, and open connections are capped. TLS and
-basic auth come from --tls-cert/--tls-key or a web config file in exporter-toolkit's format, read again while
-serving when it (or a certificate it names) changes, as exporter-toolkit does (gpudash.exporter.server.reload). The default
-address is loopback: publishing to the network is a choice the user makes with `--listen`, ideally with TLS.
+basic auth come from --tls-cert/--tls-key or a web config file in exporter-toolkit's format, each read again
+while serving when a file changes (a renewed certificate), as exporter-toolkit does
+(gpudash.exporter.server.reload). The default address is loopback: publishing to the network is a choice the
+user makes with `--listen`, ideally with TLS.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class Endpoint:
     web_config: str | None = None
     web_config_option: str = "--web-config"
     web: Any = None  # the WebConfig read at start
-    tls_from_options: bool = False  # --tls-cert/--tls-key (read once), not the web config, set TLS
+    tls_from_options: bool = False  # --tls-cert/--tls-key, not the web config, set TLS
+    tls_files: tuple[str, str] | None = None  # (--tls-cert, --tls-key): loaded again when either changes
 
     def url(self, port: int | None = None) -> str:
         return self.listen.url(self.tls is not None, port)
@@ -140,6 +142,7 @@ def endpoint(
         web_config_option=web_config_option,
         web=web,
         tls_from_options=tls is not None,
+        tls_files=tls,
     )
 
 
@@ -175,17 +178,24 @@ def serve(
     _, collector = registry_for(machine, config, telemetry=telemetry, hostname=hostname, job_labels=job_labels)
     collector.families()  # parse the remembered results and decide the settings before the first scrape
     server, port = start(collector, where)
-    watch = None
+    watches: list[Any] = []
     if where.web_config:
         from gpudash.exporter.server.reload import WebConfigWatch
 
-        watch = WebConfigWatch(
-            server,
-            where.web_config,
-            where.web,
-            option=where.web_config_option,
-            tls_from_options=where.tls_from_options,
+        watches.append(
+            WebConfigWatch(
+                server,
+                where.web_config,
+                where.web,
+                option=where.web_config_option,
+                tls_from_options=where.tls_from_options,
+            )
         )
+    if where.tls_files is not None:
+        from gpudash.exporter.server.reload import TLSFilesWatch
+
+        watches.append(TLSFilesWatch(server, *where.tls_files))
+    for watch in watches:
         watch.start()
     stop = stop or threading.Event()
     previous = None
@@ -199,7 +209,7 @@ def serve(
     except KeyboardInterrupt:
         pass
     finally:
-        if watch is not None:
+        for watch in watches:
             watch.close()
         server.close()
         if previous is not None:

@@ -25,7 +25,12 @@ def add_parser(subparsers, parents) -> None:
         help="address to serve on (default: config serve.listen, 127.0.0.1:9483); 0.0.0.0:PORT for every "
         "interface, port 0 for any free port",
     )
-    p.add_argument("--tls-cert", metavar="FILE", help="serve HTTPS with this certificate (PEM; with --tls-key)")
+    p.add_argument(
+        "--tls-cert",
+        metavar="FILE",
+        help="serve HTTPS with this certificate (PEM; with --tls-key); both are loaded again when either file "
+        "changes (a renewed certificate), and a pair that cannot be used keeps the last good one",
+    )
     p.add_argument("--tls-key", metavar="FILE", help="the certificate's private key (PEM)")
     p.add_argument(
         "--web-config",

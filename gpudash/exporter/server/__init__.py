@@ -11,7 +11,8 @@ or a certificate it names changes.
 The modules:
   limits.py        the deadlines and the cap, and the cap the file-descriptor limit allows
   web_config.py    exporter-toolkit's web configuration file, checked key by key
-  reload.py        the web config read again while serving when its files change; a bad one keeps the last good
+  reload.py        the web config and --tls-cert/--tls-key read again when their files change; a file that turns
+                   bad keeps the last good
   tls.py           an SSLContext from a certificate, its key and the client-certificate policy
   basic_auth.py    basic-auth users with bcrypt hashes, checked one at a time, results cached
   http11.py        one HTTP/1.1 request head parsed; one answer written

@@ -5,8 +5,9 @@ client can hold it up. Each connection's thread does the TLS handshake (within L
 a request (idle_s), reads it whole (read_s from its first byte), checks basic auth, calls the WSGI app and
 writes the answer (write_s). A deadline that passes closes the connection. Keep-alive is HTTP/1.1's default.
 `reconfigure` swaps the TLS context, the users and the extra headers while serving (a web config read again,
-reload.py): a connection shakes hands with the context in force when it was accepted, and each request is
-checked against the users in force when it arrives.
+reload.py), `replace_tls` the TLS context alone (--tls-cert/--tls-key read again): a connection shakes hands
+with the context in force when it was accepted, and each request is checked against the users in force when it
+arrives. The accepting thread only reads the attribute; the swaps happen in the watching threads.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class Server:
         self.tls = tls
         self.auth = BasicAuth(users) if users else None
         self.headers = list(headers)
-        self.reconfigured = 0  # how many times reconfigure() swapped the settings
+        self.reconfigured = 0  # how many times reconfigure() or replace_tls() swapped the settings
+        self._settings = threading.Lock()  # one swap at a time (the web config's watch and the TLS files')
         self.connections = Connections(self.limits.connection_cap())
         self._listener: socket.socket | None = None
         self._stopping = threading.Event()
@@ -119,15 +121,29 @@ class Server:
         tls: ssl.SSLContext | None,
         users: dict[str, bytes] | None = None,
         headers: tuple[tuple[str, str], ...] = (),
+        keep_tls: bool = False,
     ) -> None:
         """New TLS context, basic-auth users and extra headers for the connections and requests from now on.
         A server that serves plain HTTP stays plain, and HTTPS stays HTTPS (clients and Prometheus's scrape
-        configs expect one scheme): ValueError when `tls` would switch it."""
-        if (tls is None) != (self.tls is None):
-            raise ValueError("switching between HTTP and HTTPS needs a restart")
+        configs expect one scheme): ValueError when `tls` would switch it. `keep_tls` leaves the context in
+        force (--tls-cert/--tls-key's, which replace_tls swaps) and ignores `tls`."""
         auth = BasicAuth(users) if users else None  # built first: each attribute below is swapped whole
-        self.tls, self.auth, self.headers = tls, auth, list(headers)
-        self.reconfigured += 1
+        with self._settings:
+            if keep_tls:
+                tls = self.tls
+            if (tls is None) != (self.tls is None):
+                raise ValueError("switching between HTTP and HTTPS needs a restart")
+            self.tls, self.auth, self.headers = tls, auth, list(headers)
+            self.reconfigured += 1
+
+    def replace_tls(self, tls: ssl.SSLContext) -> None:
+        """A new TLS context (a renewed certificate) for the handshakes from now on; connections already
+        accepted keep theirs. ValueError on a server that serves plain HTTP."""
+        with self._settings:
+            if self.tls is None:
+                raise ValueError("switching between HTTP and HTTPS needs a restart")
+            self.tls = tls
+            self.reconfigured += 1
 
     # -- accepting ------------------------------------------------------------------------------------------
 
