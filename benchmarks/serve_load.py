@@ -5,10 +5,11 @@ Starts `python -m gpudash --replay examples/snapshots/dgx-h100-8gpu.json serve -
 telemetry on), then runs --scrapers threads, spread over --processes client processes, each scraping /metrics
 in a loop on a kept-open connection (as Prometheus does) with a --timeout per scrape, reconnecting after an
 error, for --duration seconds. Prints the scrape latencies (p50, p99, max), the scrapes done and the errors by
-kind, as one JSON line.
+kind, and the most descriptors the server held open (sampled every 0.1 s), as one JSON line.
 
     .venv/bin/python benchmarks/serve_load.py                                  # 50 scrapers, 60 s
     .venv/bin/python benchmarks/serve_load.py --idle 1100 --server-nofile 1024 --scrapers 5 --duration 20
+    .venv/bin/python benchmarks/serve_load.py --idle 300 --server-nofile 256 --max-connections 1000 --scrapers 5
     .venv/bin/python benchmarks/serve_load.py --tls --stalled-tls 20 --scrapers 5 --duration 20
     .venv/bin/python benchmarks/serve_load.py --tree /tmp/gpudash-before      # another checkout's gpudash
 
@@ -41,8 +42,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DGX = "examples/snapshots/dgx-h100-8gpu.json"
 
 
-def start_server(tree: Path, tls: tuple[str, str] | None, nofile: int | None) -> tuple[subprocess.Popen, str]:
+def start_server(
+    tree: Path, tls: tuple[str, str] | None, nofile: int | None, max_connections: int | None = None
+) -> tuple[subprocess.Popen, str]:
     args = [sys.executable, "-m", "gpudash", "--replay", DGX, "serve", "--listen", "127.0.0.1:0"]
+    if max_connections is not None:
+        args += ["--max-connections", str(max_connections)]
     if tls:
         args += ["--tls-cert", tls[0], "--tls-key", tls[1]]
     env = dict(os.environ, XDG_STATE_HOME=tempfile.mkdtemp(prefix="gpudash-serve-load-"))
@@ -211,13 +216,14 @@ def main() -> int:
     parser.add_argument(
         "--server-nofile", type=int, help="the server's soft open-files limit (systemd's default is 1024)"
     )
+    parser.add_argument("--max-connections", type=int, help="the server's --max-connections (default: its own)")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose gpudash runs (default: this)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the server started below is stopped too
 
     folder = tempfile.mkdtemp(prefix="gpudash-serve-load-tls-")
     tls = certificate(folder) if args.tls else None
-    proc, url = start_server(args.tree.resolve(), tls, args.server_nofile)
+    proc, url = start_server(args.tree.resolve(), tls, args.server_nofile, args.max_connections)
     port = int(url.split(":")[2].split("/")[0])
     # Room for the attackers' sockets on this side, raised only now: the server keeps the limit it started with.
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -226,6 +232,16 @@ def main() -> int:
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
     server_files = open_files_limit(proc.pid)
     attackers = None
+    watching = threading.Event()
+    most_fds = [0]
+
+    def count_fds() -> None:  # the server's open descriptors, every 0.1 s while the run lasts (Linux's /proc)
+        while not watching.wait(0.1):
+            with contextlib.suppress(OSError):
+                most_fds[0] = max(most_fds[0], len(os.listdir(f"/proc/{proc.pid}/fd")))
+
+    counter = threading.Thread(target=count_fds, daemon=True)
+    counter.start()
     try:
         attackers = Attackers(port, args.idle, args.slow, args.stalled_tls)
         until = time.monotonic() + args.duration
@@ -244,6 +260,8 @@ def main() -> int:
         for client in clients:
             client.join(30)
     finally:
+        watching.set()
+        counter.join(5)
         if attackers is not None:
             attackers.close()
         proc.terminate()
@@ -266,6 +284,8 @@ def main() -> int:
         "slow": args.slow,
         "stalled_tls": args.stalled_tls,
         "server_open_files_limit": server_files,
+        "server_open_files_most": most_fds[0] or None,
+        "max_connections": args.max_connections,
         "attackers_not_connected": attackers.not_connected if attackers else 0,
         "scrapes": len(results),
         "ok": len(ok),

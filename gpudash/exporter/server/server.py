@@ -55,6 +55,7 @@ class Server:
         self.reconfigured = 0  # how many times reconfigure() or replace_tls() swapped the settings
         self._settings = threading.Lock()  # one swap at a time (the web config's watch and the TLS files')
         self.connections = Connections(self.limits.connection_cap())
+        self.out_of_descriptors = 0  # accept() calls refused for want of a file descriptor (EMFILE, ENFILE...)
         self._listener: socket.socket | None = None
         self._stopping = threading.Event()
         self._wake_r: socket.socket | None = None  # wakes the accepting thread to stop; made by start()
@@ -166,6 +167,8 @@ class Server:
             except BlockingIOError:
                 return
             except OSError as exc:
+                if exc.errno in _OUT_OF_DESCRIPTORS:
+                    self.out_of_descriptors += 1
                 if exc.errno in _OUT_OF_DESCRIPTORS and not self.connections.evict_one():
                     self._stopping.wait(0.05)  # nothing to close: let answers finish rather than spin
                 if exc.errno in _OUT_OF_DESCRIPTORS:
