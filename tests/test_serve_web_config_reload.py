@@ -117,3 +117,26 @@ def test_a_renewed_certificate_and_bad_changes_each_said_once(tmp_path):
         )
         assert len(said) == 3 and server.reconfigured == 1
         assert scrape(server, client_context(new_cert), basic("alice", "pw"))[0] == 200
+
+
+def test_a_same_size_rewrite_within_one_timestamp_tick_is_seen(tmp_path):
+    """A user's hash replaced in place by one of the same length, with the file's times put back as they were
+    (a coarse-timestamp file system, or a tool that keeps them): the contents alone tell the change."""
+    cert, key = self_signed_certificate(tmp_path)
+    path = tmp_path / "web.yml"
+    path.write_text(config_text(cert, key, {"alice": bcrypt_hash("old-pass")}))
+    first = load_web_config(str(path))
+    assert first.tls is not None
+    before = path.stat()
+    said: list[str] = []
+    with running(tls=server_context(first.tls), users=first.users) as server:
+        watch = WebConfigWatch(server, str(path), first, say=said.append)
+        assert scrape(server, client_context(cert), basic("alice", "old-pass"))[0] == 200
+        with open(path, "r+") as f:  # in place: same inode, same size
+            f.write(config_text(cert, key, {"alice": bcrypt_hash("new-pass")}))
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = path.stat()
+        assert (after.st_ino, after.st_size, after.st_mtime_ns) == (before.st_ino, before.st_size, before.st_mtime_ns)
+        assert watch.check() is True, said
+        assert scrape(server, client_context(cert), basic("alice", "new-pass"))[0] == 200
+        assert scrape(server, client_context(cert), basic("alice", "old-pass"))[0] == 401

@@ -2,8 +2,8 @@
 exporter-toolkit reads its web config, so certificates and users change without a restart.
 
 A thread of its own (never the accepting one, never a connection's) looks at the file once a second, and at the
-certificate, key and client CA files the last good config named: a change of any one's modification time, size
-or inode (an editor's or a deployment's rename) reads the file again, checks it as at start (web_config.py) and
+certificate, key and client CA files the last good config named: a change of any one's modification time, size,
+inode (an editor's or a deployment's rename) or contents reads the file again, checks it as at start (web_config.py) and
 loads its certificate (tls.py). A good config replaces the server's TLS context, users and headers at once
 (Server.reconfigure). A bad one, or one that would switch between HTTP and HTTPS or set TLS beside
 --tls-cert/--tls-key, changes nothing: the server goes on with the last good config, and stderr gets one warning
@@ -28,15 +28,17 @@ from gpudash.exporter.server.web_config import WebConfig
 
 CHECK_EVERY_S = 1.0
 
-Signature = tuple[tuple[str, int, int, int] | tuple[str, str], ...]
+Stamp = tuple[str, int, int, int, str] | tuple[str, str]
 
 
-def _stamp(path: str) -> tuple[str, int, int, int] | tuple[str, str]:
+def _stamp(path: str) -> Stamp:
+    """What tells a change of the file: its stat, and a digest of what it holds, so that a rewrite in place of
+    the same size within the file system's timestamp granularity is seen too (these files are a few KiB)."""
     try:
         st = os.stat(path)
     except OSError as exc:
         return (path, type(exc).__name__)
-    return (path, st.st_mtime_ns, st.st_size, st.st_ino)
+    return (path, st.st_mtime_ns, st.st_size, st.st_ino, _digest(path))
 
 
 def _named_files(web: WebConfig) -> list[str]:
@@ -104,7 +106,7 @@ class WebConfigWatch(_Watch):
         self._named = _named_files(first)
         self._signature = self._sign()
 
-    def _sign(self) -> Signature:
+    def _sign(self) -> tuple[Stamp, ...]:
         return tuple(_stamp(p) for p in [self.path, *self._named])
 
     def check(self) -> bool:
@@ -172,12 +174,10 @@ class TLSFilesWatch(_Watch):
         self.server = server
         self.cert, self.key = cert, key
         self.what = f"--tls-cert {cert} and --tls-key {key}"
-        self._signature: tuple[object, ...] = self._sign()
+        self._signature = self._sign()
 
-    def _sign(self) -> tuple[object, ...]:
-        """Each file's stamp and a digest of what it holds: a rewrite in place of the same size within the
-        file system's timestamp granularity changes the digest if nothing else (the files are a few KiB)."""
-        return tuple((_stamp(path), _digest(path)) for path in (self.cert, self.key))
+    def _sign(self) -> tuple[Stamp, ...]:
+        return (_stamp(self.cert), _stamp(self.key))
 
     def check(self) -> bool:
         """Load the pair again if either file changed; True when the new certificate was put in force."""
