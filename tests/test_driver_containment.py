@@ -16,8 +16,9 @@ from conftest import H100, make_fake_pynvml
 
 from gpudash import lifetime
 from gpudash.cli import main
-from gpudash.devices import discover
+from gpudash.devices import begin_discovery, discover
 from gpudash.devices.contained import backend as contained
+from gpudash.devices.contained.process import DriverProcess
 from gpudash.render.monitor import short_cpu_name
 
 LIMIT_S = 0.5
@@ -176,3 +177,36 @@ async def test_the_dashboard_keeps_running_with_a_hung_driver(monkeypatch):
         await pilot.press("p")  # the dashboard still answers keys
         await pilot.pause(0.1)
         assert app.paused
+
+
+def test_readings_read_ahead_are_answered_without_being_asked_once_each(monkeypatch):
+    """`gpudash info` has the child read every device's health and sample right after describing them
+    (begin_discovery(read_ahead=...)), while it imports: those answers are used, in any order, once."""
+    fake_nvml(monkeypatch)
+    sent = []
+    send = DriverProcess.send
+    monkeypatch.setattr(DriverProcess, "send", lambda self, message: sent.append(message["op"]) or send(self, message))
+    machine = begin_discovery(read_ahead=("health", "sample")).machine(include_torch=False)
+    try:
+        first = machine.sample(nvidia(machine, 1))  # the health answers come before it: read and kept
+        health = machine.health_readers["nvidia:0"]()
+        assert "sample" not in sent and "health" not in sent
+        assert first.power_w is not None and first.processes is not None and health["counters"]
+        machine.sample(nvidia(machine, 1))  # used once: this one is asked for
+        assert sent.count("sample") == 1 and "health" not in sent
+    finally:
+        machine.close()
+
+
+def test_a_call_hanging_in_a_read_ahead_is_caught_by_that_readings_limit(monkeypatch):
+    fake_nvml(monkeypatch, nvmlDeviceGetPowerUsage="hang")
+    machine = begin_discovery(read_ahead=("health", "sample")).machine(include_torch=False)
+    try:
+        assert machine.health_readers["nvidia:1"]()["counters"]  # read before the hang
+        start = time.monotonic()
+        sample = machine.sample(nvidia(machine))
+        assert time.monotonic() - start < LIMIT_S + 3
+        assert sample.unavailable["all"].startswith(f"driver call timed out after {LIMIT_S:g} s")
+        assert "nvmlDeviceGetPowerUsage" in sample.unavailable["all"]
+    finally:
+        machine.close()

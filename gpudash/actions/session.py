@@ -60,11 +60,12 @@ class Session:
         """Where one-file plugins are looked for: the directories named for this run, then the config's."""
         return self.extra_plugin_dirs + list(self.config["plugin_dirs"])
 
-    def start_machine(self) -> None:
+    def start_machine(self, read_ahead: tuple[str, ...] = ()) -> None:
         """Begin discovering the machine now: the drivers' children open their libraries while the caller
-        goes on importing (the dashboard, Textual); machine() then reads what they found."""
+        goes on importing (the dashboard, Textual); machine() then reads what they found. `read_ahead`
+        ("sample", "health"): each child also reads those for every device meanwhile (gpudash info)."""
         if self._machine is None and self._discovery is None:
-            self._discovery = begin_discovery(self.replay)
+            self._discovery = begin_discovery(self.replay, read_ahead)
 
     def machine(self, include_torch: bool = True) -> Machine:
         """The machine, discovered on first use (`include_torch` counts only then: torch's view is slow), with

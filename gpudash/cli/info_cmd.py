@@ -62,7 +62,10 @@ def add_parser(subparsers: Subparsers, parents: Parents) -> None:
 
 
 def run(ctx: Context) -> int:
-    ctx.session.start_machine()  # the drivers' children open their libraries while the rest is imported
+    # The drivers' children open their libraries, describe the devices and read them (health counters too,
+    # unless --watch, whose rounds read anew) while the rest is imported.
+    ahead = ("health", "sample") if ctx.args.watch is None else ()
+    ctx.session.start_machine(read_ahead=ahead)
     from gpudash.actions.info import info
     from gpudash.cli import terminal
     from gpudash.errors import UsageError

@@ -35,7 +35,7 @@ class Discovery:
     and describe its devices; `machine()` reads their answers. A caller with other work to do (the dashboard
     imports Textual) does it in between, while each child loads its vendor library on another core."""
 
-    def __init__(self, replay: str | None = None) -> None:
+    def __init__(self, replay: str | None = None, read_ahead: tuple[str, ...] = ()) -> None:
         self._replay = replay_path(replay)
         self._cpu: Any = None
         self._notes: list[str] = []
@@ -44,7 +44,7 @@ class Discovery:
             from gpudash.devices.cpu import CpuBackend
 
             self._cpu = CpuBackend()  # first: its first CPU-load window runs while the GPUs are looked at
-            self._started = _start_vendor_backends(self._notes)
+            self._started = _start_vendor_backends(self._notes, read_ahead)
 
     def machine(self, include_torch: bool = True) -> Machine:
         """The machine (once: a second call has nothing left to read)."""
@@ -53,8 +53,10 @@ class Discovery:
         return _live(self._cpu, _opened(self._started, self._notes), self._notes, include_torch)
 
 
-def begin_discovery(replay: str | None = None) -> Discovery:
-    return Discovery(replay)
+def begin_discovery(replay: str | None = None, read_ahead: tuple[str, ...] = ()) -> Discovery:
+    """Discovery begun; `read_ahead` ("sample", "health"): what each driver's child reads for every device
+    as soon as it has described them, for a caller that will ask for it once (gpudash info)."""
+    return Discovery(replay, read_ahead)
 
 
 def _replayed(path: str) -> Machine:
@@ -75,7 +77,9 @@ def _replayed(path: str) -> Machine:
     )
 
 
-def _start_vendor_backends(notes: list[str]) -> list[tuple[str, Any, type[Exception]]]:
+def _start_vendor_backends(
+    notes: list[str], read_ahead: tuple[str, ...] = ()
+) -> list[tuple[str, Any, type[Exception]]]:
     """NVML and amdsmi, each in a child process of its own with time limits (gpudash.devices.contained): a
     driver that hangs or crashes costs its devices' readings, never gpudash. Each child is asked to open its
     library without waiting for the answer (`_opened` reads it)."""
@@ -95,7 +99,8 @@ def _start_vendor_backends(notes: list[str]) -> list[tuple[str, Any, type[Except
             notes.append("amdsmi: no AMD GPU driver loaded (no /sys/module/amdgpu)")
             continue
         try:
-            started.append((label, contained(name, partial(_open_with, factory), unavailable, wait=False), unavailable))
+            backend = contained(name, partial(_open_with, factory), unavailable, wait=False, read_ahead=read_ahead)
+            started.append((label, backend, unavailable))
         except unavailable as exc:  # in-process (no fork): the adapter says so at once
             notes.append(f"{label}: {exc}")
     return started

@@ -25,21 +25,34 @@ _CHOICES: dict[str, tuple[Any, ...]] = {
 }
 
 
-def contained(name: str, opener: Opener, unavailable: type[Exception], *, wait: bool = True) -> Any:
+def contained(
+    name: str, opener: Opener, unavailable: type[Exception], *, wait: bool = True, read_ahead: tuple[str, ...] = ()
+) -> Any:
     """The adapter `opener(wrap)` opens, run in a child (ContainedBackend); in-process where there is no fork.
 
     Raises `unavailable` (the adapter's own "no such driver here") as the adapter would: at once, or with
-    `wait=False` from the backend's `wait_open()`, the child opening the driver meanwhile."""
+    `wait=False` from the backend's `wait_open()`, the child opening the driver meanwhile. `read_ahead`
+    ("sample", "health"): the child reads those of every device as soon as it has described them."""
     if not fork_available():
         return opener(lambda module: module)
-    return ContainedBackend(name, opener, unavailable, wait=wait)
+    return ContainedBackend(name, opener, unavailable, wait=wait, read_ahead=read_ahead)
 
 
 class ContainedBackend:
-    def __init__(self, name: str, opener: Opener, unavailable: type[Exception], *, wait: bool = True) -> None:
+    def __init__(
+        self,
+        name: str,
+        opener: Opener,
+        unavailable: type[Exception],
+        *,
+        wait: bool = True,
+        read_ahead: tuple[str, ...] = (),
+    ) -> None:
         """Fork the child and ask it to open the driver and describe its devices, both at once; with
         `wait=False` the answers are read by `wait_open()` and `devices()`, so that the caller works meanwhile
-        (the dashboard imports Textual while the child loads the vendor library on the other core)."""
+        (the dashboard imports Textual while the child loads the vendor library on the other core). With
+        `read_ahead`, the child then reads each device's sample and/or health at once, and the first
+        requests for them are answered from that (gpudash info: its imports and the driver's work overlap)."""
         self.name = name
         self._opener = opener
         self._unavailable = unavailable
@@ -54,9 +67,12 @@ class ContainedBackend:
         self._child: DriverProcess | None = DriverProcess(opener)
         self._opening = True  # `open` is asked, its answer not read yet
         self._devices_asked = False  # `devices` is asked, its answer not read yet
+        self._read_ahead = [op for op in ("health", "sample") if op in read_ahead]  # the child's order
+        self._ahead: list[tuple[str, int]] = []  # (op, index) the child answers unasked, in order, not read yet
+        self._kept: dict[tuple[str, int], tuple[str, Any]] = {}  # read from the child, not asked for yet
         try:
             self._child.send({"op": "open"})
-            self._child.send({"op": "devices"})
+            self._child.send({"op": "devices", **({"read_ahead": self._read_ahead} if self._read_ahead else {})})
             self._devices_asked = True
         except DriverFailed:
             pass  # wait_open() reads the failure
@@ -93,7 +109,11 @@ class ContainedBackend:
             try:
                 if self._devices_asked:  # asked with `open`: the answer is likely waiting
                     self._devices_asked = False
+                    ahead, self._read_ahead = self._read_ahead, []
                     found = self._child.receive(DEVICES_LIMIT_S)
+                    if ahead and isinstance(found, list):  # the child reads these for every device now
+                        self._ahead = [(op, i) for op in ahead for i in range(len(found))]
+                        self._child.expect(len(self._ahead))
                 else:
                     found = self._child.request({"op": "devices"}, DEVICES_LIMIT_S)
                 devices = [build(DeviceInfo, d, f"devices[{i}]", choices=_CHOICES) for i, d in enumerate(found)]
@@ -113,7 +133,7 @@ class ContainedBackend:
             if child is None:
                 return _not_read(self._why_not())
             try:
-                raw = child.request({"op": "sample", "index": index}, SAMPLE_LIMIT_S)
+                raw = self._ask(child, "sample", index, SAMPLE_LIMIT_S)
                 return build(Sample, raw, "sample", choices=_CHOICES, ranges=False)
             except DriverFailed as exc:
                 self._failed(str(exc))
@@ -133,7 +153,7 @@ class ContainedBackend:
             if child is None:
                 return _no_counters(self._why_not())
             try:
-                raw = child.request({"op": "health", "index": index}, HEALTH_LIMIT_S)
+                raw = self._ask(child, "health", index, HEALTH_LIMIT_S)
             except DriverFailed as exc:
                 self._failed(str(exc))
                 return _no_counters(str(exc))
@@ -148,6 +168,23 @@ class ContainedBackend:
                 if isinstance(unavailable, dict)
                 else {},
             }
+
+    def _ask(self, child: DriverProcess, op: str, index: int, limit_s: float) -> Any:
+        """The child's answer to `op` for device `index`: the one it read ahead, once (the answers it sends
+        before it, read and kept until asked for, each under its own limit), else asked now."""
+        while self._ahead and (op, index) not in self._kept:
+            ahead = self._ahead.pop(0)
+            try:
+                limit = SAMPLE_LIMIT_S if ahead[0] == "sample" else HEALTH_LIMIT_S
+                self._kept[ahead] = ("ok", child.receive(limit))
+            except DriverError as exc:
+                self._kept[ahead] = ("error", str(exc))
+        kept = self._kept.pop((op, index), None)
+        if kept is None:
+            return child.request({"op": op, "index": index}, limit_s)
+        if kept[0] == "error":
+            raise DriverError(kept[1])
+        return kept[1]
 
     def _unread(self) -> bool:
         """The answers asked for at the start are not read yet: devices() reads them, and an index means
@@ -174,6 +211,7 @@ class ContainedBackend:
         return self._child
 
     def _failed(self, reason: str) -> None:
+        self._ahead, self._kept = [], {}  # a new child reads nothing ahead
         if self._child is not None:
             self._child.end()
             self._child.failure = self._child.failure or reason

@@ -1,7 +1,11 @@
 """One forked child running one vendor adapter, and the JSON-lines channel to it (both ends).
 
 Parent -> child, one JSON object a line: {"op": "open"}, {"op": "devices"}, {"op": "sample", "index": N},
-{"op": "health", "index": N} (the health counters), {"op": "close"}. Child -> parent, one a line: {"ok": value} or {"error": "reason"} (the adapter raised: the
+{"op": "health", "index": N} (the health counters), {"op": "close"}. `devices` may carry "read_ahead", a
+list of "health" and "sample": once it has answered, the child goes on as if it had been sent, in that order,
+each of those requests for every device (health 0..N-1, then sample 0..N-1), and writes their answers; the
+parent reads them as the answers to those requests, each under its own time limit (a driver call that hangs
+there is caught as in any request), while it did other work meanwhile (`gpudash info` imports). Child -> parent, one a line: {"ok": value} or {"error": "reason"} (the adapter raised: the
 child goes on). Nothing but the channel reaches the parent: the child's standard streams are /dev/null, so a
 library printing on import cannot corrupt gpudash's piped output.
 """
@@ -25,6 +29,7 @@ from gpudash.devices.fields import error_reason
 from gpudash.models import to_dict
 
 REPLY_BYTES = 16 * 2**20  # one reply; a device with thousands of processes is well below this
+READ_AHEAD_OPS = ("sample", "health")  # what `devices` may ask the child to read for every device at once
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
@@ -84,6 +89,10 @@ class DriverProcess:
         except OSError:  # the child is gone
             raise self._fail("") from None
         self._unanswered += 1
+
+    def expect(self, count: int) -> None:
+        """`count` answers the child sends without being asked (read ahead: see the module docstring)."""
+        self._unanswered += count
 
     def receive(self, limit_s: float) -> Any:
         """The answer to the oldest request sent and not yet answered (see `request`)."""
@@ -240,6 +249,7 @@ def _serve(opener: Opener, requests: int, replies: int, note: CallNote) -> None:
     adapter = None
     with os.fdopen(requests, "rb") as incoming:
         for line in incoming:
+            ahead: list[str] = []
             value: Any = None
             try:
                 request = json.loads(line)
@@ -252,18 +262,32 @@ def _serve(opener: Opener, requests: int, replies: int, note: CallNote) -> None:
                     raise RuntimeError("not open")
                 elif op == "devices":
                     value = [to_dict(d) for d in adapter.devices()]
-                elif op == "sample":
-                    value = to_dict(adapter.sample(int(request["index"])))
-                elif op == "health":
-                    value = adapter.health(int(request["index"]))
+                    ahead = [name for name in request.get("read_ahead") or () if name in READ_AHEAD_OPS]
+                elif op in READ_AHEAD_OPS:
+                    value = _read(adapter, op, int(request["index"]))
                 else:
                     raise RuntimeError(f"unknown request {op!r}")
                 reply: dict[str, Any] = {"ok": value}
             except Exception as exc:  # the adapter's own failure: reported, and the child goes on
                 reply = {"error": error_reason(exc)}
-            _write_all(replies, (strict_json.dumps(reply, indent=None, default=str) + "\n").encode())
+            _write_all(replies, _encoded(reply))
+            if ahead and "ok" in reply:  # the answers to requests the parent will send: see the docstring
+                for op, index in [(op, index) for op in ahead for index in range(len(value))]:
+                    try:
+                        answer: dict[str, Any] = {"ok": _read(adapter, op, index)}
+                    except Exception as exc:
+                        answer = {"error": error_reason(exc)}
+                    _write_all(replies, _encoded(answer))
     if adapter is not None:
         adapter.close()
+
+
+def _read(adapter: Any, op: str, index: int) -> Any:
+    return to_dict(adapter.sample(index)) if op == "sample" else adapter.health(index)
+
+
+def _encoded(reply: dict[str, Any]) -> bytes:
+    return (strict_json.dumps(reply, indent=None, default=str) + "\n").encode()
 
 
 def _open(opener: Opener, note: CallNote) -> tuple[Any, dict[str, Any]]:
