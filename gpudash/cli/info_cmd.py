@@ -4,6 +4,7 @@ contract. The text never waits for torch: it is imported only when no vendor lib
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING
 
 from gpudash import strict_json
@@ -71,6 +72,9 @@ def run(ctx: Context) -> int:
     from gpudash.errors import UsageError
 
     args = ctx.args
+    # Imported now, while the children open their drivers, rather than once their answers are read.
+    importlib.import_module("gpudash.health.device_summary")
+    importlib.import_module("gpudash.info" if args.json else "gpudash.render.info")
     if args.count is not None and args.watch is None:
         raise UsageError("--count: only with --watch")
     if args.count is not None and args.count < 1:

@@ -16,6 +16,7 @@ Units: GFLOPS; int8 in GOPS. For memory bandwidth, `Peak.gflops` holds GB/s.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -93,11 +94,15 @@ def normalise_name(name: object) -> str:
     return re.sub(r" +", " ", text).strip()
 
 
-_COMPILED = tuple((part, re.compile(part.pattern)) for part in PARTS)
+@functools.cache
+def _compiled(vendor: str) -> tuple[tuple[Part, re.Pattern[str]], ...]:
+    """The vendor's parts with their patterns compiled, on first use: compiling all of them costs several
+    milliseconds, on the path of every `gpudash info`, which needs only its GPUs' vendor's."""
+    return tuple((part, re.compile(part.pattern)) for part in PARTS if part.vendor == vendor)
 
 
 def _matching(vendor: str, text: str) -> list[Part]:
-    return [part for part, rx in _COMPILED if part.vendor == vendor and rx.search(text)]
+    return [part for part, rx in _compiled(vendor) if rx.search(text)]
 
 
 _MOBILE = re.compile(MOBILE_WORDS)
@@ -120,7 +125,7 @@ def match_parts(device: DeviceFacts) -> PartMatch:
     others: list[str] = []
     segments = [s.strip() for s in text.split("/")]
     if len(segments) > 1:
-        own = [rx for part, rx in _COMPILED if part in parts]
+        own = [rx for part, rx in _compiled(vendor) if part in parts]
         for i, seg in enumerate(segments):
             if not re.search(r"\d", seg) or _NOT_A_PRODUCT.match(seg):
                 continue
