@@ -76,16 +76,16 @@ async def test_fleet_tab_without_a_fleet_says_how_to_configure_one():
 
 
 async def test_a_round_that_fails_to_show_says_so_and_the_rounds_go_on(monkeypatch):
-    shown = FleetTable.show_hosts
+    shown = FleetTable.show_rows
     calls = []
 
-    def first_fails(self, hosts):
-        calls.append(len(hosts))
+    def first_fails(self, rows):
+        calls.append(len(rows.rows))
         if len(calls) == 1:
             raise RuntimeError("drawing broke")
-        shown(self, hosts)
+        shown(self, rows)
 
-    monkeypatch.setattr(FleetTable, "show_hosts", first_fails)
+    monkeypatch.setattr(FleetTable, "show_rows", first_fails)
     rounds = []
     original_round = Scraper.round
 
@@ -188,6 +188,34 @@ async def test_fleet_tab_marks_drift_sums_users_and_jobs_and_sorts_at_80x24():
                 assert (f"sort: {key}" in totals) == (key != "host")
                 if key == "temp":
                     assert want == ["node-07", "dgx-01", "node-08"]  # the hottest GPU first
+
+
+async def test_fleet_tab_at_80x24_keeps_host_names_apart_and_the_readings_whole():
+    """Cluster names (node-a017.cluster.example.com) at 80x24: the shared domain is left out with a mark the
+    status line names, each host keeps a name of its own, and the readings after the name column stay whole."""
+    from servers import exposition_server
+    from test_fleet_operators import gpudash_page
+
+    names = ["node-a017.cluster.example.com", "node-a018.cluster.example.com"]
+    with (
+        exposition_server(gpudash_page(names[0], [60, 91])) as (a, _),
+        exposition_server(gpudash_page(names[1], [50])) as (b, _),
+    ):
+        app = fleet_app([hostport(a), hostport(b)], timeout_s=5.0, interval=30.0)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f")
+            table = app.query_one("#fleet-table", FleetTable)
+            await wait_until(pilot, lambda: table.row_count == 3 and "node-a018" in screen_text(app), 20)
+            lines = screen_text(app).splitlines()
+            first = [next(line.split()[0] for line in lines if line.strip().startswith(n[:9])) for n in names]
+            assert first == ["node-a017.…", "node-a018.…"]  # apart, and each its own host's
+            assert "host names: .… = .cluster.example.com" in " ".join(" ".join(lines).split())
+            row = next(line for line in lines if line.strip().startswith("node-a018"))
+            assert "50%" in row and "10.0 / 80.0 GiB" in row and "50 C" in row and "500 W" in row
+            table.focus()
+            table.cursor_row = 2
+            await pilot.press("enter")  # the whole name, drilled into
+            await wait_until(pilot, lambda: f"showing {names[1]}" in " ".join(screen_text(app).split()), timeout=10)
 
 
 def test_the_lines_under_the_table_name_a_few_and_count_the_rest():

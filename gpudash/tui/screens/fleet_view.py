@@ -10,11 +10,17 @@ sort through `gpudash fleet --sort`'s keys (host, then worst first: status, heal
 As the command does, a drift column marks the hosts whose driver, CUDA/ROCm, torch, gpudash or VBIOS differ from
 the fleet's (gpudash.fleet.drift), and the box under the table says the drift and the GPU memory per user and job
 where exporters label them (gpudash.render.fleet_summary), all over the hosts shown.
+What a round shows (filtered, sorted, the table's lines, the totals and the box's text: `prepare`) is worked out
+in the round's worker thread; the UI thread only puts it on screen (docs/performance.md, "Fleet at 1,024 hosts
+through Prometheus"). A filter, sort or drill-down chosen while a round runs is applied to the round on the UI
+thread when it lands.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from textual import work
@@ -24,11 +30,11 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from gpudash.tui.widgets.fleet_table import FleetTable
+from gpudash.tui.widgets.fleet_table import FleetTable, TableRows, table_rows
 
 if TYPE_CHECKING:
     from gpudash.actions.fleet import FleetSpec, Source
-    from gpudash.fleet.model import FleetRound
+    from gpudash.fleet.model import FleetRound, Host
     from gpudash.tui.app import GpudashApp
 
 FIRST_ROUND_AFTER_S = 0.3
@@ -37,6 +43,53 @@ NOT_CONFIGURED = (
     'No fleet configured. Set [fleet] prometheus = "http://prometheus:9090" or hosts = ["node1:9483", ...] '
     "(or hostfile) in the config, or run `gpudash fleet --hosts ...` headless. docs/fleet.md has examples."
 )
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What the user chose to see: the filter (its text and terms), the sort and the host drilled into."""
+
+    filter_text: str = ""
+    terms: tuple = ()  # gpudash.fleet.filter.Term
+    sort: str = "host"  # one of gpudash.fleet.filter.SORTS, as `gpudash fleet --sort` takes it
+    focus_host: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A round as the view shows it for a Choice (worked out on any thread)."""
+
+    choice: Choice
+    totals: str
+    headline: str
+    host: Host | None  # the host drilled into, when it is in the round
+    table: TableRows
+    odd: dict[str, list[str]]
+    detail: str  # the box under the table: the host's text, or the summary with the hint
+
+
+def prepare(fleet: FleetRound, choice: Choice, before: dict | None = None) -> Prepared:
+    """`before`: the lines of the last round prepared (fleet_table.table_rows)."""
+    from gpudash.fleet.drift import drift, odd_facts
+    from gpudash.fleet.filter import apply_filter, sort_hosts
+    from gpudash.render.fleet import headline, host_text, totals_line
+    from gpudash.render.fleet_summary import summary_lines
+
+    fleet = sort_hosts(apply_filter(fleet, list(choice.terms)), choice.sort)
+    totals = totals_line(fleet) + (f" · filter: {choice.filter_text} (/ to change)" if choice.terms else "")
+    if choice.sort != "host":
+        totals += f" · sort: {choice.sort}, worst first (s: next)"
+    drifts = drift(fleet)
+    odd = odd_facts(drifts)
+    host = fleet.host(choice.focus_host) if choice.focus_host else None
+    if host is not None:
+        detail = host_text(fleet, host)
+    elif choice.focus_host:
+        detail = f"{choice.focus_host}: not in the fleet this round"
+    else:
+        detail = "\n".join([*summary_lines(fleet, drifts), HINT])
+    rows = table_rows([host] if host is not None else fleet.hosts, odd, before)
+    return Prepared(choice, totals, headline(fleet), host, rows, odd, detail)
 
 
 class FleetView(Vertical):
@@ -56,15 +109,14 @@ class FleetView(Vertical):
         self._busy = False
         self._due = 0.0
         self.fleet: FleetRound | None = None
-        self.focus_host: str | None = None
         self._history: Any = None
         self._status_length = -1
         self._adaptive = False
-        self._filter_text = ""
-        self._terms: list = []  # the filter's terms (gpudash.fleet.filter.Term)
+        self.choice = Choice()
         self._totals_length = -1
         self._summary = HINT  # what the box under the table says while no host is drilled into
-        self.sort = "host"  # one of gpudash.fleet.filter.SORTS, as `gpudash fleet --sort` takes it
+        self._said = ""  # the status line without the host names' legend
+        self._lines: dict = {}  # the last round's table lines by row key, in the round's worker (prepare)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
@@ -114,15 +166,24 @@ class FleetView(Vertical):
             node = node.parent
         return True
 
+    @property
+    def sort(self) -> str:
+        return self.choice.sort
+
+    @property
+    def focus_host(self) -> str | None:
+        return self.choice.focus_host
+
     def _tick(self) -> None:
         if self._source is None or self._busy or time.monotonic() < self._due or not self._shown():
             return
         self._busy = True
         self._due = time.monotonic() + self._interval
-        self._round(self.focus_host)
+        self._round(self.choice)
 
     @work(thread=True, exclusive=True, group="fleet", exit_on_error=False, description="read the fleet")
-    def _round(self, focus: str | None) -> None:
+    def _round(self, choice: Choice) -> None:
+        focus = choice.focus_host
         try:
             fleet = self._source.round()  # type: ignore[union-attr]
             self._history.record(fleet)
@@ -135,7 +196,13 @@ class FleetView(Vertical):
         except Exception as exc:  # Prometheus down, say: shown, and the next round tries again
             self.app.from_worker(self._failed, str(exc))
             return
-        self.app.from_worker(self._landed, fleet)
+        prepared: Prepared | None = None
+        try:
+            prepared = prepare(fleet, choice, self._lines)  # here, not on the UI thread that takes the keys
+            self._lines = dict(prepared.table.rows)  # only this worker reads it: rounds run one at a time
+        except Exception:  # a bug in showing the round: said where it is shown, on the UI thread (_landed)
+            prepared = None
+        self.app.from_worker(self._landed, fleet, prepared)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that ended with an error outside the round's own handling (a round whose showing failed is
@@ -143,14 +210,18 @@ class FleetView(Vertical):
         if event.worker.group == "fleet" and event.state == WorkerState.ERROR:
             self._failed(f"{type(event.worker.error).__name__}: {event.worker.error}")
 
-    def _landed(self, fleet: FleetRound) -> None:
+    def _landed(self, fleet: FleetRound, prepared: Prepared | None = None) -> None:
         self._busy = False
         paced = getattr(self._source, "interval_s", None)
         if self._adaptive and paced and paced != self._interval:
             self._due += paced - self._interval
             self._interval = paced
         try:
-            self.show(fleet)
+            if prepared is not None and prepared.choice == self.choice:
+                self.fleet = fleet
+                self._put(prepared)
+            else:  # the user chose another view of it while the round ran (or preparing it failed): again, here
+                self.show(fleet)
         except Exception as exc:  # a bug in showing the round, not a host (those are in the round): said here,
             # where it happened; the worker's own state may be lost to the next round's start.
             self._failed(f"{type(exc).__name__}: {exc}")
@@ -167,44 +238,45 @@ class FleetView(Vertical):
     # Showing ---------------------------------------------------------------------------------------
 
     def show(self, fleet: FleetRound) -> None:
-        from gpudash.fleet.drift import drift, odd_facts
-        from gpudash.fleet.filter import apply_filter, sort_hosts
-        from gpudash.render.fleet import headline, host_text, totals_line
-        from gpudash.render.fleet_summary import summary_lines
-
         self.fleet = fleet
-        fleet = sort_hosts(apply_filter(fleet, self._terms), self.sort)
-        totals = totals_line(fleet) + (f" · filter: {self._filter_text} (/ to change)" if self._terms else "")
-        if self.sort != "host":
-            totals += f" · sort: {self.sort}, worst first (s: next)"
+        self._put(prepare(fleet, self.choice))
+
+    def _put(self, prepared: Prepared) -> None:
+        """A prepared round on screen: the table compares its lines with those shown and draws what changed."""
+        totals = prepared.totals
         box = self.query_one("#fleet-totals", Static)
         box.update(totals, layout=len(totals) != self._totals_length)
         self._totals_length = len(totals)
-        drifts = drift(fleet)
-        host = fleet.host(self.focus_host) if self.focus_host else None
+        host = prepared.host
         table = self.query_one(FleetTable)
-        table.odd = odd_facts(drifts)
-        table.show_hosts([host] if host is not None else fleet.hosts)
+        table.odd = prepared.odd
+        table.show_rows(prepared.table)
         where = f" · showing {host.name} (Escape: all hosts)" if host is not None else " · Enter drills down"
-        self._status(f"{headline(fleet)} · every {self._interval:g} s{where}")
+        self._said = f"{prepared.headline} · every {self._interval:g} s{where}"
+        self._say()
         detail = self.query_one("#fleet-detail", Static)
         if host is not None or self.focus_host:
             self._summary = ""  # the box says something else now: the summary is shown again in full
-        if host is not None:
-            detail.update(host_text(fleet, host))
-        elif self.focus_host:
-            detail.update(f"{self.focus_host}: not in the fleet this round")
+            detail.update(prepared.detail)
         else:
-            text = "\n".join([*summary_lines(fleet, drifts), HINT])
-            if text != self._summary:  # mostly the same from round to round: no new layout then
-                detail.update(text)
-            self._summary = text
+            if prepared.detail != self._summary:  # mostly the same from round to round: no new layout then
+                detail.update(prepared.detail)
+            self._summary = prepared.detail
+
+    def _say(self) -> None:
+        legend = self.query_one(FleetTable).legend
+        self._status(f"{self._said} · {legend}" if legend else self._said)
+
+    def on_fleet_table_legend_changed(self, event: FleetTable.LegendChanged) -> None:
+        event.stop()
+        if self._said:
+            self._say()
 
     def on_live_table_row_selected(self, event: FleetTable.RowSelected) -> None:
         name = self.query_one(FleetTable).host_of.get(event.row_key)
         if name is None or self.fleet is None:
             return
-        self.focus_host = name
+        self.choice = dataclasses.replace(self.choice, focus_host=name)
         self._due = 0.0  # fetch its history now
         self.show(self.fleet)
         self._tick()
@@ -212,7 +284,7 @@ class FleetView(Vertical):
     def action_back(self) -> None:
         if self.focus_host is None:
             return
-        self.focus_host = None
+        self.choice = dataclasses.replace(self.choice, focus_host=None)
         self.query_one("#fleet-detail", Static).update(HINT)
         self._summary = HINT
         if self.fleet is not None:
@@ -221,13 +293,13 @@ class FleetView(Vertical):
     def action_cycle_sort(self) -> None:
         from gpudash.fleet.filter import SORTS
 
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.choice = dataclasses.replace(self.choice, sort=SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)])
         if self.fleet is not None:
             self.show(self.fleet)
 
     def action_filter(self) -> None:
         box = self.query_one("#fleet-filter", Input)
-        box.value = self._filter_text
+        box.value = self.choice.filter_text
         box.display = True
         box.focus()
 
@@ -240,12 +312,12 @@ class FleetView(Vertical):
         event.stop()
         text = event.value.strip()
         try:
-            self._terms = parse_filter(text)
+            terms = tuple(parse_filter(text))
         except UsageError as exc:  # one line, as the command says it; the filter shown stays
             self.query_one("#fleet-totals", Static).update(str(exc))
             self._totals_length = -1
             return
-        self._filter_text = text
+        self.choice = dataclasses.replace(self.choice, filter_text=text, terms=terms)
         event.input.display = False
         self.query_one(FleetTable).focus()
         if self.fleet is not None:
