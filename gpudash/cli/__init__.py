@@ -7,11 +7,12 @@ every other command is headless and never imports Textual. Exit codes: gpudash.e
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn, cast
 
 from gpudash import __version__
 from gpudash.errors import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OK, GpudashError
@@ -118,11 +119,11 @@ class _Parser(argparse.ArgumentParser):
     def parse_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
     ) -> argparse.Namespace:
-        from gpudash.cli import usage_errors
-
         _Parser.typed = list(sys.argv[1:] if args is None else args)
         parsed, extras = self.parse_known_args(_Parser.typed, namespace)
         if extras:  # the subcommand's parser hands what it did not take up to here: suggest from its options
+            from gpudash.cli import usage_errors
+
             usage_errors.fail(
                 usage_errors.unknown_arguments(
                     usage_errors.subparser(self, getattr(parsed, "command", None)) or self, extras
@@ -130,13 +131,66 @@ class _Parser(argparse.ArgumentParser):
             )
         return parsed
 
+    def format_help(self) -> str:
+        for action in self._actions:  # the command list needs every command's help line
+            if isinstance(action.choices, _LazyParsers):
+                action.choices.build_all()
+        return super().format_help()
+
     def error(self, message: str) -> NoReturn:
         from gpudash.cli import usage_errors
 
         usage_errors.fail(usage_errors.rewrite(self, message, _Parser.typed))
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _LazyParsers(dict[str, Any]):
+    """The subcommands' parsers, each built (its module imported, its options added) when first asked for.
+
+    Every name is a key from the start, in COMMANDS order, so argparse's checks and messages ("invalid choice",
+    the suggestions of gpudash.cli.usage_errors) see every command; `gpudash info` builds info's parser only,
+    `gpudash` alone none (the dashboard starts sooner). The top-level help builds them all (_Parser.format_help)."""
+
+    def __init__(self, subparsers: Any, parents: list[argparse.ArgumentParser]) -> None:
+        super().__init__(dict.fromkeys(COMMANDS))
+        self._subparsers, self._parents = subparsers, parents
+
+    def _build(self, name: str) -> argparse.ArgumentParser:
+        built = dict.get(self, name)
+        if built is None:
+            names = list(self)
+            dict.__delitem__(self, name)  # argparse refuses to add a name it already has
+            importlib.import_module(f"gpudash.cli.{COMMANDS[name]}").add_parser(self._subparsers, self._parents)
+            entries = {k: dict.get(self, k) for k in names} | dict(dict.items(self))
+            dict.clear(self)  # back in COMMANDS order, as when every parser is built at once
+            dict.update(self, entries)
+            self._subparsers._choices_actions.sort(key=lambda a: names.index(a.dest) if a.dest in names else 0)
+            built = entries[name]
+        return cast(argparse.ArgumentParser, built)
+
+    def build_all(self) -> None:
+        for name in list(self):
+            self._build(name)
+
+    def __getitem__(self, name: str) -> argparse.ArgumentParser:
+        if name not in self:
+            raise KeyError(name)
+        return self._build(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._build(name) if name in self else default
+
+    def values(self) -> Any:
+        self.build_all()
+        return dict.values(self)
+
+    def items(self) -> Any:
+        self.build_all()
+        return dict.items(self)
+
+
+def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
+    """gpudash's parser. `lazy`: each subcommand's parser is built when the words name it (main() parses so);
+    otherwise all of them now (completion scripts and tests walk every one)."""
     parser = _Parser(
         prog="gpudash",
         description="See the accelerators on this machine, which precisions really work, and how fast. "
@@ -148,16 +202,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"gpudash {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     parents = [_global_options(suppress=True)]
-    for module in COMMANDS.values():
-        importlib.import_module(f"gpudash.cli.{module}").add_parser(subparsers, parents)
+    if lazy:
+        subparsers._name_parser_map = subparsers.choices = _LazyParsers(subparsers, parents)
+    else:
+        for module in COMMANDS.values():
+            importlib.import_module(f"gpudash.cli.{module}").add_parser(subparsers, parents)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     from gpudash.lifetime import install_exit_handlers
 
+    # The dashboard's start makes many objects and frees few, and the cyclic collector walked them all several
+    # times before the first frame; the app lets it run again once that frame is drawn (GpudashApp._settle).
+    gc.disable()
     install_exit_handlers()  # SIGTERM/SIGHUP: one line, exit 143/129, every child process group killed
-    parser = build_parser()
+    parser = build_parser(lazy=True)
     words = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(words)
     if args.command in (None, "tui"):
@@ -175,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             info = parser.parse_args(["info"])  # info's defaults, then the global options given with or without tui
             info.__dict__.update({k: v for k, v in vars(args).items() if k not in ("command", "func")})
             args = info
+    if args.command != "tui":
+        gc.enable()
     if getattr(args, "no_color", False):
         os.environ["NO_COLOR"] = "1"  # the dashboard (Textual) and child processes follow it too
     from gpudash.cli import needs_torch

@@ -8,11 +8,13 @@ posts SamplesReady; the next poll is armed only when the last one has finished, 
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any
 
 from textual import work
@@ -44,6 +46,9 @@ from gpudash.tui.views import ViewSpec
 from gpudash.tui.widgets.settled_footer import SettledFooter
 
 FOOTER_AT_THE_LATEST_S = 1.0  # the footer's keys, when the first reading is slower than that
+# The layout of the views behind the dashboard, read when the first of them is built (GpudashApp.build_view):
+# parsing its rules cost the first frame about 5 % of its CPU, for widgets that are not there yet.
+VIEWS_CSS = Path(__file__).with_name("views.tcss")
 
 
 def source_line(machine: Machine, torch_state: str) -> str:
@@ -77,7 +82,7 @@ class ViewTabs(TabbedContent):
 
 
 class GpudashApp(App[int]):
-    CSS_PATH = ["app.tcss", "views.tcss"]
+    CSS_PATH = ["app.tcss"]  # and VIEWS_CSS
     TITLE = "gpudash"
     COMMANDS = App.COMMANDS | {GpudashCommands}  # gpudash's own actions in the palette (ctrl+p)
     BINDINGS = [
@@ -142,7 +147,7 @@ class GpudashApp(App[int]):
             for position, spec in enumerate(self.views):
                 with TabPane(spec.title, id=spec.pane_id):
                     if position == 0:  # the others are built when first shown
-                        yield spec.build(self)
+                        yield self.build_view(spec)
         self._footer = SettledFooter()  # its keys come once the first reading is shown
         yield self._footer
 
@@ -153,11 +158,17 @@ class GpudashApp(App[int]):
                 f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
             )
         self._start_poll()
-        self.set_timer(FOOTER_AT_THE_LATEST_S, self._footer.settle)  # a first reading that takes its time
+        self.set_timer(FOOTER_AT_THE_LATEST_S, self._settle)  # a first reading that takes its time
         if not self.machine.replayed:
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
         self._watch_terminal()
         store.warn = self._say_ignored  # stderr is not seen under the dashboard
+
+    def _settle(self) -> None:
+        """After the first frame (or once the first reading is late): the footer's keys, and the cyclic garbage
+        collector, which gpudash.cli.main holds off while the dashboard starts."""
+        self._footer.settle()
+        gc.enable()
 
     def on_unmount(self) -> None:
         store.warn = self._store_warn
@@ -246,7 +257,7 @@ class GpudashApp(App[int]):
             if not self._health_started:  # after the first frame's reading: its 60 driver calls per GPU
                 self._health_started = True  # would hold the driver's child while that reading waits
                 self.call_after_refresh(self.health_watch.start)
-                self.call_after_refresh(self._footer.settle)
+                self.call_after_refresh(self._settle)
             if event.state == WorkerState.ERROR:
                 self.notify(f"sampling failed: {worker.error}", severity="error")
             if not self.paused:
@@ -338,11 +349,19 @@ class GpudashApp(App[int]):
         pane = event.pane
         spec = next((v for v in self.views if v.pane_id == pane.id), None)
         if spec is not None and not pane.children:
-            await pane.mount(spec.build(self))
+            await pane.mount(self.build_view(spec))
         if self.latest:  # views skip updates while hidden; bring the one now shown up to date
             self.samples_applied.publish(self.latest)
         if self.screen is self.screen_stack[0]:  # not while help or a dialog is on top
             self.call_after_refresh(self.focus_view, pane)
+
+    def build_view(self, spec: ViewSpec) -> Widget:
+        """The view's widget. Views other than the dashboard (whose rules are in app.tcss) bring views.tcss in
+        with the first of them: its rules are for their own widgets, all mounted after it is read."""
+        source = str(VIEWS_CSS)
+        if spec.id != "dashboard" and not self.stylesheet.has_source(source):
+            self.stylesheet.add_source(VIEWS_CSS.read_text(encoding="utf-8"), read_from=(source, ""))
+        return spec.build(self)
 
     def focus_view(self, pane: Widget) -> None:
         """Focus follows the tab: the view's main widget gets it, so the view's own keys (x, R, ...) work at
@@ -374,7 +393,7 @@ class GpudashApp(App[int]):
         pane = tabs.get_pane(f"view-{view_id}")
         if not pane.children:
             spec = next(v for v in self.views if v.id == view_id)
-            await pane.mount(spec.build(self))
+            await pane.mount(self.build_view(spec))
         await pane.children[0].run_action(action)
 
 

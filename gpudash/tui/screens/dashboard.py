@@ -290,10 +290,10 @@ class DashboardView(Vertical):
         table = self.process_table
         table.sort_by(table.sort_id, reverse=not table.reverse)
 
-    def action_filter(self) -> None:
+    async def action_filter(self) -> None:
         if self.detail_open:
             self.close_detail()
-        self.query_one(ProcessPanel).open_filter()
+        await self.query_one(ProcessPanel).open_filter()
 
     def action_toggle_tree(self) -> None:
         table = self.process_table

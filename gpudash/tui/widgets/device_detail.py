@@ -209,11 +209,20 @@ class DeviceDetail(VerticalScroll):
         self.card: DeviceCard | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="detail-title", markup=False)
-        yield Static("", id="detail-health", markup=False)  # the GPU's health findings, under the card
+        yield from ()  # hidden until a device is opened: its widgets come then (_build), not on the first frame
+
+    async def _build(self) -> None:
+        if self.children:
+            return
         fields = LiveTable(id="detail-fields", show_cursor=False)
         fields.can_focus = False
-        yield fields
+        await self.mount_all(
+            [
+                Static("", id="detail-title", markup=False),
+                Static("", id="detail-health", markup=False),  # the GPU's health findings, under the card
+                fields,
+            ]
+        )
 
     def on_mount(self) -> None:
         if hasattr(self.app, "health_applied"):
@@ -238,6 +247,7 @@ class DeviceDetail(VerticalScroll):
         # Opened (hidden until now) or another device: start at the top, where the title and card name it.
         # A refresh of the device shown (torch's view arriving) keeps where the user scrolled to.
         from_top = not self.display or self.card is None or self.card.device.key != device.key
+        await self._build()
         if self.card is None or self.card.device.key != device.key:
             if self.card is not None:
                 await self.card.remove()

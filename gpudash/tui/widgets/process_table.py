@@ -192,16 +192,12 @@ class ProcessPanel(Vertical):
         self._note: str | None = None
         self._told_foreign = False
         self._idle_note = ""
+        self._filter: Input | None = None
 
     def compose(self) -> ComposeResult:
         yield ProcessTable(id="proc-table")
         yield Static("", id="proc-note", markup=False)
-        filter_input = Input(
-            placeholder="filter: words in pid, user, GPU, type or command · enter keeps it, escape clears"
-        )
-        filter_input.id = "proc-filter"
-        filter_input.display = False
-        yield filter_input
+        # The filter's Input is mounted when first opened (open_filter), not on the first frame.
 
     @property
     def table(self) -> ProcessTable:
@@ -248,16 +244,23 @@ class ProcessPanel(Vertical):
 
     # Filter -------------------------------------------------------------------------------------
 
-    def open_filter(self) -> None:
-        field = self.query_one("#proc-filter", Input)
+    async def open_filter(self) -> None:
+        field = self._filter
+        if field is None:
+            field = self._filter = Input(
+                placeholder="filter: words in pid, user, GPU, type or command · enter keeps it, escape clears",
+                id="proc-filter",
+            )
+            await self.mount(field)
         field.value = self.table.query_text
         field.display = True
         field.focus()
 
     def clear_filter(self) -> None:
-        field = self.query_one("#proc-filter", Input)
-        field.value = ""
-        field.display = False
+        field = self._filter
+        if field is not None:
+            field.value = ""
+            field.display = False
         self.table.filter_by("")
         self.update_note()
         self.table.focus()
@@ -275,7 +278,7 @@ class ProcessPanel(Vertical):
             self.table.focus()
 
     def on_key(self, event: events.Key) -> None:
-        field = self.query_one("#proc-filter", Input)
-        if event.key == "escape" and (field.has_focus or self.table.query_text):
+        field = self._filter
+        if event.key == "escape" and ((field is not None and field.has_focus) or self.table.query_text):
             event.stop()
             self.clear_filter()

@@ -1,0 +1,116 @@
+"""What the dashboard's start leaves out until it is needed (issue 25 item 7, docs/performance.md "Weight of the
+dashboard's start"): the parser of every other command, the garbage collector's walks before the first frame,
+views.tcss, the hidden device detail's widgets and the process filter's Input. Each is still there, unchanged,
+the moment it is asked for."""
+
+from __future__ import annotations
+
+import gc
+import subprocess
+import sys
+
+import pytest
+from conftest import H100, make_fake_pynvml
+from tui_helpers import wait_until
+
+from gpudash.config import defaults
+from gpudash.devices import discover
+
+
+def _loaded_commands(words: list[str]) -> list[str]:
+    """The command modules a fresh interpreter imports to parse `words` as `gpudash` does."""
+    code = (
+        "import sys; from gpudash.cli import build_parser; build_parser(lazy=True).parse_args(sys.argv[1:]); "
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('gpudash.cli.') and m.endswith('_cmd'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, *words], capture_output=True, text=True, timeout=60, check=True)
+    return out.stdout.split()
+
+
+def test_only_the_command_given_has_its_parser_built():
+    assert _loaded_commands([]) == []  # the dashboard: no command's parser at all
+    assert _loaded_commands(["info", "--json"]) == ["gpudash.cli.info_cmd"]
+    assert _loaded_commands(["--replay", "x.json", "tui"]) == ["gpudash.cli.tui_cmd"]
+
+
+def test_the_lazy_parser_helps_and_refuses_as_the_whole_one(capsys):
+    from gpudash.cli import COMMANDS, build_parser
+
+    whole = build_parser().format_help()
+    lazy = build_parser(lazy=True)
+    lazy.parse_args(["tui"])  # built out of order: the help still lists the commands in their order
+    assert lazy.format_help() == whole
+    again = build_parser(lazy=True)
+    again.parse_args(["completion", "bash"])
+    with pytest.raises(SystemExit):
+        again.parse_args(["bogus"])
+    assert f"commands: {', '.join(COMMANDS)}" in capsys.readouterr().err
+
+
+def test_the_collector_is_held_off_for_the_dashboards_start_only(monkeypatch):
+    import gpudash.cli.info_cmd as info_cmd
+    import gpudash.cli.terminal as terminal
+    import gpudash.cli.tui_cmd as tui_cmd
+    from gpudash.cli import main
+
+    seen: dict[str, bool] = {}
+    monkeypatch.setattr(terminal, "is_terminal", lambda: True)
+    monkeypatch.setattr(tui_cmd, "run", lambda ctx: seen.setdefault("tui", gc.isenabled()) and 0)
+    monkeypatch.setattr(info_cmd, "run", lambda ctx: seen.setdefault("info", gc.isenabled()) and 0)
+    replay = ["--replay", "examples/snapshots/h100-80gb.json"]
+    try:
+        main([*replay])
+        main([*replay, "info"])
+    finally:
+        gc.enable()
+    assert seen == {"tui": False, "info": True}
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([H100, dict(H100, index=1)]))
+    monkeypatch.setitem(sys.modules, "amdsmi", None)
+    monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
+    found = discover(include_torch=False)
+    yield found
+    found.close()
+
+
+async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
+    from textual.widgets import Input
+
+    from gpudash.tui.app import VIEWS_CSS, create_app
+    from gpudash.tui.widgets.device_detail import DeviceDetail
+
+    gc.disable()  # as gpudash.cli.main leaves it for the dashboard
+    try:
+        app = create_app(machine, defaults(), add_torch_view=lambda m: None)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: bool(app.latest), timeout=30)
+            await wait_until(pilot, gc.isenabled, timeout=30)  # on again once the first reading is drawn
+            assert not app.query_one(DeviceDetail).children
+            assert not app.query("#proc-filter")
+            assert not app.stylesheet.has_source(str(VIEWS_CSS))
+
+            await pilot.press("enter")  # the highlighted device's detail, its fields as before
+            await wait_until(pilot, lambda: app.query_one(DeviceDetail).display, timeout=30)
+            detail = app.query_one(DeviceDetail)
+            assert detail.device is not None and detail.device.key == "nvidia:0"
+            assert detail.query("#detail-fields") and detail.query("#detail-title")
+            await pilot.press("escape")
+
+            await pilot.press("slash")  # the filter, focused at once; escape hides it again
+            await wait_until(pilot, lambda: bool(app.query("#proc-filter")), timeout=30)
+            field = app.query_one("#proc-filter", Input)
+            await wait_until(pilot, lambda: field.has_focus, timeout=30)
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: not field.display, timeout=30)
+
+            await pilot.press("c")  # another view: views.tcss is read before its widgets are mounted
+            await wait_until(pilot, lambda: app.view("checks") is not None, timeout=30)
+            assert app.stylesheet.has_source(str(VIEWS_CSS))
+            table = app.query_one("#checks-table")
+            await wait_until(pilot, lambda: table.styles.min_height is not None, timeout=30)
+            assert table.styles.min_height.value == 4  # views.tcss: #prec-table, #checks-table ... min-height: 4
+    finally:
+        gc.enable()
