@@ -4,6 +4,7 @@ its last row; one that shrinks back loses the scrollbar, scrolls back to the top
 from __future__ import annotations
 
 import pytest
+from rich.style import Style
 from rich.text import Text
 from textual.app import App, ComposeResult
 from tui_helpers import screen_text
@@ -68,3 +69,31 @@ async def test_an_auto_height_table_grows_with_its_rows():
         table.show(COLUMNS, rows(6))
         await pilot.pause(0.1)
         assert table.size.height == 7 and "proc-005" in screen_text(app)
+
+
+async def test_a_reading_renders_only_the_cells_that_changed_and_cells_keep_their_own_style(monkeypatch):
+    columns = [LiveColumn("pid", Text("PID"), 8), LiveColumn("mem", Text("MEM"), 8), LiveColumn("cmd", Text("CMD"), 12)]
+    muted = Style(dim=True, italic=True)
+
+    def row(mem: str) -> list[tuple[str, list[Text]]]:
+        return [("p", [Text(" 4242".ljust(8)), Text(f" {mem}".ljust(8), style=muted), Text(" python".ljust(12))])]
+
+    rendered: list[str] = []
+    assemble = Text.assemble
+
+    def counted(*parts, **kwargs):
+        rendered.extend(p.plain for p in parts if isinstance(p, Text))
+        return assemble(*parts, **kwargs)
+
+    app = Panel()
+    async with app.run_test(size=(40, 20)) as pilot:
+        table = app.query_one(LiveTable)
+        table.show(columns, row("n/a"))
+        await pilot.pause(0.1)
+        monkeypatch.setattr(Text, "assemble", counted)
+        table.show(columns, row("3.5G"))
+        await pilot.pause(0.1)
+        assert [cell.strip() for cell in rendered] == ["3.5G"]  # pid and command: their earlier rendering
+        line = table.render_line(1)
+        assert "3.5G" in line.text
+        assert any(seg.text.strip() == "3.5G" and seg.style and seg.style.dim for seg in line)  # the cell's style

@@ -29,6 +29,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+CELL_SEGMENTS_KEPT = 4096  # cells' renderings kept (a few readings' worth of a large table), then begun anew
 Row = tuple[str, Any]  # (row key, one Text per column, each as wide as its column; or what `cells_from` reads)
 
 
@@ -100,6 +101,7 @@ class LiveTable(ScrollView, can_focus=True):
         self._cells: dict[str, Any] = {}  # row key -> what `show` was given for it
         self._strips: dict[str, Strip] = {}  # row key -> its rendered line (no cursor, no scroll)
         self._header_strip: Strip | None = None
+        self._cell_segments: dict[tuple, list[Segment]] = {}  # a cell's rendering (see _line)
         self._styles: tuple[Style, Style, Style] | None = None  # base, header, cursor: resolved once
         self.rebuilds = 0  # for tests: how often the row set changed rather than only cell text
 
@@ -249,6 +251,7 @@ class LiveTable(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._cell_segments.clear()  # a theme's colours (rich styles named by the theme) may have changed
         self._strips.clear()
         self._header_strip = None
         self._styles = None
@@ -265,14 +268,25 @@ class LiveTable(ScrollView, can_focus=True):
         return self._styles
 
     def _line(self, cells: Sequence[Text], style: Style) -> Strip:
-        fitted = []
+        """A row's line: each cell rendered once and kept (CELL_SEGMENTS_KEPT) by its text, spans, style and
+        width, since a new reading usually changes a few cells of a row (util, memory, power), not all."""
+        segments: list[Segment] = []
+        kept = self._cell_segments
+        console = self.app.console
         for cell, column in zip(cells, self.columns):
-            if cell.cell_len != column.width:  # each cell exactly as wide as its column
-                cell = cell.copy()
-                cell.truncate(column.width, overflow="ellipsis", pad=True)
-            fitted.append(cell)
-        text = Text.assemble(*fitted, no_wrap=True, end="")
-        return Strip(list(text.render(self.app.console)) or [Segment("")]).apply_style(style)
+            key = (cell.plain, tuple(cell.spans), cell.style, column.width)
+            rendered = kept.get(key)
+            if rendered is None:
+                if cell.cell_len != column.width:  # each cell exactly as wide as its column
+                    cell = cell.copy()
+                    cell.truncate(column.width, overflow="ellipsis", pad=True)
+                # assembled as the whole line was before: a Text without spans renders without its own style
+                rendered = list(Text.assemble(cell, no_wrap=True, end="").render(console))
+                if len(kept) >= CELL_SEGMENTS_KEPT:
+                    kept.clear()
+                kept[key] = rendered
+            segments.extend(rendered)
+        return Strip(segments or [Segment("")]).apply_style(style)
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
