@@ -26,7 +26,7 @@ from gpudash.errors import GpudashError
 from gpudash.fleet import exposition, json_rows
 from gpudash.fleet.budget import MemoryBudget
 from gpudash.fleet.fetch import FetchError, fetch_bytes
-from gpudash.fleet.gc_pause import collector_paused, settle
+from gpudash.fleet.gc_pause import collector_paused, refreeze, settle
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
 from gpudash.fleet.series import ALL_SMI, BATCH, WANTED, Series, describe, plausible
@@ -189,6 +189,8 @@ class PrometheusSource:
         self._rounds += 1
         if self._rounds == 2:  # the label sets are built: full collections stop walking them (gc_pause.settle)
             settle()
+        elif self._rounds > 2:  # nor this round's hosts and devices (gc_pause.refreeze)
+            refreeze()
         return fleet
 
     def _round(self) -> FleetRound:
