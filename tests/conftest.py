@@ -96,6 +96,17 @@ def isolated_config(monkeypatch, tmp_path):
     monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
 
 
+@pytest.fixture(scope="session")
+def slurm_two_node_cluster(tmp_path_factory):
+    """One real two-node Slurm (n1, n2: tests/slurm_cluster.py) for the whole session, started by the first test
+    that asks for it; tests/test_preflight_slurm.py and tests/test_preflight_slurm_examples.py both use it
+    (each started its own before). A test that drains a node resumes it before it ends."""
+    import slurm_cluster
+
+    with slurm_cluster.cluster_or_skip(tmp_path_factory.mktemp("slurm2"), nodes=2) as env:
+        yield env
+
+
 @pytest.fixture
 def state_dir(tmp_path):
     """Where this test's remembered results go (isolated_config points XDG_STATE_HOME here)."""

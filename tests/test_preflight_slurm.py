@@ -31,10 +31,10 @@ def slurm(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def slurm_two_nodes(tmp_path_factory):
-    """Two Slurm nodes, n1 and n2, each its own slurmd on this host (tests/slurm_cluster.py)."""
-    with slurm_cluster.cluster_or_skip(tmp_path_factory.mktemp("slurm2"), nodes=2) as env:
-        yield dict(env, OMP_NUM_THREADS="1")
+def slurm_two_nodes(slurm_two_node_cluster):
+    """Two Slurm nodes, n1 and n2, each its own slurmd on this host (tests/slurm_cluster.py; the session's
+    cluster, tests/conftest.py)."""
+    return dict(slurm_two_node_cluster, OMP_NUM_THREADS="1")
 
 
 def srun(env: dict[str, str], tasks: int, *command: str, kill_on_bad_exit: int = 0, nodes: int | None = None,

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-import slurm_cluster
 from servers import REPO, free_port
 
 PROLOG = REPO / "examples" / "slurm" / "gpudash-preflight-prolog.sh"
@@ -63,9 +62,9 @@ def test_the_examples_pass_shellcheck():
 
 
 @pytest.fixture(scope="module")
-def slurm_two_nodes(tmp_path_factory):
-    with slurm_cluster.cluster_or_skip(tmp_path_factory.mktemp("slurm-sbatch"), nodes=2) as env:
-        yield env
+def slurm_two_nodes(slurm_two_node_cluster):
+    """n1 and n2 (tests/slurm_cluster.py; the session's cluster, tests/conftest.py)."""
+    return slurm_two_node_cluster
 
 
 def sbatch(env: dict[str, str], folder: Path, **extra: str) -> subprocess.CompletedProcess:
