@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from servers import REPO, free_port
 
 from gpudash.actions.preflight import busbw_sweep
@@ -158,11 +159,20 @@ def test_a_rank_slowed_to_half_speed_is_named_with_host_device_and_percentage():
         assert all("WARN preflight.speed" in line and "(measured under other load)" in line for line in slow)
 
 
-def test_cpu_ranks_of_one_host_take_turns_to_time_their_rates():
+@pytest.fixture(scope="module")
+def three_ranks_one_bit_flipped() -> tuple[subprocess.CompletedProcess, dict]:
+    """One torchrun job of three CPU ranks, rank 1's fingerprint output with one bit flipped, read by the two tests
+    below (each ran a job of its own before, 14 s and 20 s on the 2-core CI machine). The fault touches only the
+    bytes hashed for the fingerprint (tests/preflight_faults.py, flipped_measure runs the real speed.measure), not
+    when or how the ranks take their turns and time their rates."""
+    run = torchrun("bitflip", "--precisions", "fp32", "--json", ranks=3)
+    return run, json.loads(run.stdout)
+
+
+def test_cpu_ranks_of_one_host_take_turns_to_time_their_rates(three_ranks_one_bit_flipped):
     """Three CPU ranks on one host share its cores: each times its matmuls while the others wait (Job.take_turn),
     so the timed windows the ranks report, in wall-clock seconds, do not overlap, and go in rank order."""
-    run = torchrun("", "--precisions", "fp32", "--json", ranks=3)
-    doc = json.loads(run.stdout)
+    run, doc = three_ranks_one_bit_flipped
     assert problems("preflight", doc) == [], run.stderr
     windows = [r["speed_window"] for r in sorted(doc["ranks"], key=lambda r: r["rank"])]
     assert all(w is not None and w[0] < w[1] for w in windows), windows
@@ -170,11 +180,10 @@ def test_cpu_ranks_of_one_host_take_turns_to_time_their_rates():
     assert all(r["speed"]["fp32"]["gflops"] for r in doc["ranks"])
 
 
-def test_a_one_bit_difference_on_one_rank_is_named():
+def test_a_one_bit_difference_on_one_rank_is_named(three_ranks_one_bit_flipped):
     """Rank 1 flips one bit of its fingerprint's output (tests/preflight_faults.py); three ranks, so the
     majority says which rank is wrong."""
-    run = torchrun("bitflip", "--precisions", "fp32", "--json", ranks=3)
-    doc = json.loads(run.stdout)
+    run, doc = three_ranks_one_bit_flipped
     assert problems("preflight", doc) == []
     by_rank = {r["rank"]: r for r in doc["ranks"]}
     assert [f["id"] for f in by_rank[1]["findings"] if f["id"] == "preflight.fingerprint"] == ["preflight.fingerprint"]
