@@ -66,6 +66,21 @@ def test_the_collector_is_held_off_for_the_dashboards_start_only(monkeypatch):
     assert seen == {"tui": False, "info": True}
 
 
+def test_the_state_files_names_are_the_same_sha1_without_openssl():
+    """The dashboard's health reading names the remembered results' file by a SHA-1 of the machine; hashlib would
+    load OpenSSL's libcrypto for it (0.6 MiB resident)."""
+    import hashlib
+
+    code = (
+        "import sys; from types import SimpleNamespace as N; from gpudash.store import machine_id; "
+        "m = N(host=N(hostname='node1'), replayed=False, devices=[N(key='nvidia:0', name='H100 80GB HBM3')]); "
+        "print(machine_id(m), 'hashlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    expected = hashlib.sha1(b"node1|live|nvidia:0=H100 80GB HBM3").hexdigest()[:12]  # what the files are named by
+    assert out.stdout.split() == [expected, "False"]
+
+
 @pytest.fixture
 def machine(monkeypatch):
     monkeypatch.setitem(sys.modules, "pynvml", make_fake_pynvml([H100, dict(H100, index=1)]))
