@@ -85,3 +85,23 @@ async def test_wide_terminal_leaves_nothing_out(monkeypatch):
         table = await _ready(pilot, app)
         assert table.dropped == [] and "›" not in _header(table)
         assert [c.key for c in table.columns] == [f.key for f in WIDE]
+
+
+async def test_a_reading_builds_each_row_once_and_fits_the_same_columns(monkeypatch):
+    """The columns that fit are worked out from the reading's own rows (their bars counted at their smallest),
+    not from every row built a second time with the smallest bars."""
+    app = _app(monkeypatch)
+    async with app.run_test(size=(140, 45)) as pilot:
+        table = await _ready(pilot, app)
+        table.redraw()  # the bars' widths for this layout are known from here on
+        columns, dropped = [(c.key, c.width) for c in table.columns], list(table.dropped)
+        built = []
+        cells = DeviceTable._device_cells
+        monkeypatch.setattr(
+            DeviceTable,
+            "_device_cells",
+            lambda self, device, *args: built.append(device.key) or cells(self, device, *args),
+        )
+        table.redraw()
+        assert sorted(built) == sorted(d.key for d in table.devices)
+        assert [(c.key, c.width) for c in table.columns] == columns and table.dropped == dropped

@@ -64,6 +64,8 @@ WIDE = (
 # are never left out: the table scrolls sideways instead.
 DROP_ORDER = ("ENC/DEC", "PERF", "MEM MHz", "FAN", "SM MHz", "PREC", "TEMP", "POWER")
 CLOCK_ALONE = Field("clock", "MHz", True)  # the SM clock's header once the memory clock is left out
+WIDE_INDEX = {f.key: i for i, f in enumerate(WIDE)}
+UTIL, MEM = WIDE_INDEX["util"], WIDE_INDEX["mem"]
 
 
 UTIL_BAR_MAX, MEMORY_BAR_MAX = 20, 24
@@ -98,6 +100,8 @@ class DeviceTable(LiveTable):
         self.show_all = False  # `w`: every column, scrolling sideways
         self.dropped: list[str] = []  # the headers of the columns left out, in DROP_ORDER
         self._wide_text = False  # figures in their long form ("61.3/79.6 GiB"), from WIDE_AT columns
+        self._barred: dict[str, tuple[bool, bool]] = {}  # row key -> (util, memory) cell starts with its bar
+        self._last_bars: tuple[int, int] = (0, 0)  # the bar widths of the last redraw
         self.set_devices(devices)
 
     def on_mount(self) -> None:
@@ -145,12 +149,21 @@ class DeviceTable(LiveTable):
         width = self.size.width or self.app.size.width
         self._wide_text = width >= WIDE_AT
         scrolling = self._row_count() > self._visible_rows()
-        fields = self._fitting_fields(width, scrolling)
+        # Every column's cells once, with the last reading's bars (usually this reading's too): the columns
+        # that fit are worked out from them, and their cells are the rows.
+        least = bar_widths(width)
+        built_w = self._last_bars if min(self._last_bars[0] - least[0], self._last_bars[1] - least[1]) >= 0 else least
+        every = self._rows(WIDE, *built_w)
+        fields = self._fitting_fields(width, scrolling, every, built_w)
         # The bars take the columns the others leave. Last reading's bar widths usually still fit exactly;
         # when not, once more from the smallest bars.
         layout = (width, scrolling, tuple(f.header for f in fields), self.exact_memory)
-        util_w, mem_w = self._bars.get(layout) or bar_widths(width)
-        rows = self._rows(fields, util_w, mem_w)
+        util_w, mem_w = self._bars.get(layout) or least
+        if (util_w, mem_w) == built_w:
+            at = [WIDE_INDEX[f.key] for f in fields]
+            rows = [(key, [cells[i] for i in at]) for key, cells in every]
+        else:
+            rows = self._rows(fields, util_w, mem_w)
         spare = self._spare(fields, rows, width, scrolling)
         capped = util_w >= UTIL_BAR_MAX and mem_w >= MEMORY_BAR_MAX
         if spare < 0 or (spare > 1 and not capped):
@@ -162,6 +175,7 @@ class DeviceTable(LiveTable):
                 mem_w = min(MEMORY_BAR_MAX, mem_w + spare - spare // 2)
                 rows = self._rows(fields, util_w, mem_w)
             self._bars[layout] = (util_w, mem_w)
+        self._last_bars = (util_w, mem_w)
         widths = self._widths(fields, rows, width, scrolling)
         columns = [LiveColumn(f.key, self._header(f, widths[f.key]), widths[f.key] + 1) for f in fields]
         clipped = [(key, [self._fit(cell, f, widths[f.key]) for cell, f in zip(cells, fields)]) for key, cells in rows]
@@ -174,13 +188,23 @@ class DeviceTable(LiveTable):
     def _marker_width(self) -> int:
         return len(dropped_marker(self.dropped)) + 1 if self.dropped else 0
 
-    def _fitting_fields(self, width: int, scrolling: bool) -> tuple[Field, ...]:
+    def _fitting_fields(
+        self, width: int, scrolling: bool, every: Sequence[Row], built_w: tuple[int, int]
+    ) -> tuple[Field, ...]:
         """Every column that fits beside the others with the name whole and the bars at their smallest,
-        leaving whole columns out in DROP_ORDER (with `w`, every column)."""
+        leaving whole columns out in DROP_ORDER (with `w`, every column). `every`: the rows of every column,
+        their bars `built_w` wide; a bar `extra` cells wider than the smallest is that much longer."""
         self.dropped = []
         if not self.show_all:
-            util_w, mem_w = bar_widths(width)
-            plain = [[cell.plain for cell in cells] for _, cells in self._rows(WIDE, util_w, mem_w)]
+            least = bar_widths(width)
+            extra = (built_w[0] - least[0], built_w[1] - least[1])
+            plain = []
+            for key, cells in every:
+                texts = [cell.plain for cell in cells]
+                for column, barred, cut in zip((UTIL, MEM), self._barred.get(key, (False, False)), extra):
+                    if barred:
+                        texts[column] = texts[column][cut:]
+                plain.append(texts)
             header = [f.header for f in WIDE]
             room = width - int(scrolling)  # each column: its widest cell and a leading space
             kept, self.dropped = fit_columns(header, plain, room, DROP_ORDER, gap=1, marker=len("+9›") + 1)
@@ -196,8 +220,12 @@ class DeviceTable(LiveTable):
         for device in self.devices:
             sample = self.samples.get(device.key)
             rows.append((device.key, self._device_cells(device, sample, fields, util_w, mem_w)))
+            barred = sample is not None and device_status(device, sample)[0] != LOST  # else no bars (LOST, …)
+            self._barred[device.key] = (barred, barred)
             for instance in (sample.mig_instances if sample else None) or []:
-                rows.append((f"{device.key}/mig{instance.index}", self._mig_cells(device, instance, fields, mem_w)))
+                key = f"{device.key}/mig{instance.index}"
+                rows.append((key, self._mig_cells(device, instance, fields, mem_w)))
+                self._barred[key] = (False, True)
         return rows
 
     def _spare(self, fields: Sequence[Field], rows: Sequence[Row], width: int, scrolling: bool) -> int:
