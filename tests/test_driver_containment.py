@@ -210,3 +210,36 @@ def test_a_call_hanging_in_a_read_ahead_is_caught_by_that_readings_limit(monkeyp
         assert "nvmlDeviceGetPowerUsage" in sample.unavailable["all"]
     finally:
         machine.close()
+
+
+def test_a_round_of_readings_is_one_request_to_the_child(monkeypatch):
+    fake_nvml(monkeypatch)
+    sent = []
+    send = DriverProcess.send
+    monkeypatch.setattr(DriverProcess, "send", lambda self, message: sent.append(message["op"]) or send(self, message))
+    machine = discover(include_torch=False)
+    try:
+        rounds = [machine.sample_all(), machine.sample_all()]
+        assert sent.count("samples") == 2 and "sample" not in sent  # one request a round, for both GPUs
+        for samples in rounds:
+            assert list(samples) == ["nvidia:0", "nvidia:1", "cpu:0"]
+            for key in ("nvidia:0", "nvidia:1"):  # whole readings (the fake's figures change from one to the next)
+                assert "all" not in samples[key].unavailable and samples[key].power_w is not None
+                assert samples[key].processes is not None
+    finally:
+        machine.close()
+
+
+def test_a_call_hanging_in_a_round_costs_that_round_and_is_named(monkeypatch):
+    fake_nvml(monkeypatch, nvmlDeviceGetPowerUsage="hang")
+    machine = discover(include_torch=False)
+    try:
+        start = time.monotonic()
+        samples = machine.sample_all()
+        assert time.monotonic() - start < LIMIT_S + 3
+        assert samples["nvidia:0"].unavailable["all"].startswith(f"driver call timed out after {LIMIT_S:g} s")
+        assert "nvmlDeviceGetPowerUsage" in samples["nvidia:0"].unavailable["all"]
+        assert "tried again" in samples["nvidia:1"].unavailable["all"]
+        assert samples["cpu:0"].memory_total_bytes  # the CPU is read in gpudash's own process, as before
+    finally:
+        machine.close()

@@ -128,6 +128,7 @@ def _live(cpu: Any, backends: list, notes: list[str], include_torch: bool) -> Ma
     vendor_devices: list[DeviceInfo] = []
     samplers: dict[str, Callable[[], Sample]] = {}
     health_readers: dict[str, Callable[[], dict]] = {}
+    batch_samplers: list[tuple[Callable[[list[int]], list[Sample]], dict[str, tuple[int, Callable[[], Sample]]]]] = []
     runtime = Runtime()
     for backend in backends:
         try:
@@ -149,6 +150,8 @@ def _live(cpu: Any, backends: list, notes: list[str], include_torch: bool) -> Ma
                 health_readers[dev.key] = partial(backend.health, dev.index)
             if dev.status == LOST:  # the text outputs print notes: the reason is seen, not only in JSON
                 notes.append(f"{dev.key} is lost: {lost_reason(dev.unavailable.get('device', 'unreachable'))}")
+        if hasattr(backend, "samples"):  # a contained backend: one request a round for all its devices
+            batch_samplers.append((backend.samples, {dev.key: (dev.index, samplers[dev.key]) for dev in found}))
         vendor_devices.extend(found)
     if runtime.driver:
         runtime.unavailable.pop("driver", None)
@@ -161,6 +164,7 @@ def _live(cpu: Any, backends: list, notes: list[str], include_torch: bool) -> Ma
         health_readers=health_readers,
         notes=notes,
         closers=[b.close for b in backends],
+        batch_samplers=batch_samplers,
     )
     if include_torch:
         add_torch_view(machine)

@@ -36,6 +36,11 @@ class Machine:
     # Devices left out by --only or --only-visible (gpudash.devices.selection): never sampled or shown, kept
     # so that torch's view, merged later, recognises them instead of adding them back as torch-only devices.
     hidden: list[DeviceInfo] = field(default_factory=list)
+    # Readers of several devices at once (a driver's child asked once a round): (read(indices) -> samples,
+    # device key -> (index, its sampler)); sample_all uses one for the devices whose sampler is still that one.
+    batch_samplers: list[tuple[Callable[[list[int]], list[Sample]], dict[str, tuple[int, Callable[[], Sample]]]]] = (
+        field(default_factory=list)
+    )
 
     @property
     def label(self) -> str:
@@ -55,7 +60,15 @@ class Machine:
             return Sample(unavailable={"all": f"sampling failed: {exc}"})
 
     def sample_all(self) -> dict[str, Sample]:
-        return {dev.key: self.sample(dev) for dev in self.devices}
+        read: dict[str, Sample] = {}
+        for read_many, covered in self.batch_samplers:
+            keys = [d.key for d in self.devices if d.key in covered and self.samplers.get(d.key) is covered[d.key][1]]
+            if len(keys) > 1:
+                try:
+                    read.update(zip(keys, read_many([covered[k][0] for k in keys])))
+                except Exception as exc:  # as sample(): a driver failing mid-run costs its readings
+                    read.update((k, Sample(unavailable={"all": f"sampling failed: {exc}"})) for k in keys)
+        return {dev.key: read[dev.key] if dev.key in read else self.sample(dev) for dev in self.devices}
 
     def close(self) -> None:
         for close in self.closers:

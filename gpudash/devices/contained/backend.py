@@ -133,15 +133,41 @@ class ContainedBackend:
             if child is None:
                 return _not_read(self._why_not())
             try:
-                raw = self._ask(child, "sample", index, SAMPLE_LIMIT_S)
-                return build(Sample, raw, "sample", choices=_CHOICES, ranges=False)
+                return _sample_of(self._ask(child, "sample", index, SAMPLE_LIMIT_S))
             except DriverFailed as exc:
                 self._failed(str(exc))
                 return _not_read(str(exc))
             except DriverError as exc:  # the adapter raised, as Machine.sample would report it in-process
                 return _not_read(f"sampling failed: {exc}")
-            except (FieldProblem, TypeError) as exc:
-                return _not_read(f"the driver's answer was not understood: {exc}")
+
+    def samples(self, indices: list[int]) -> list[Sample]:
+        """The readings of several devices, as sample() gives each, asked in one request: the child writes
+        their answers, a line each, together once it has read them (gpudash.devices.contained.process:
+        `samples`), so that a round wakes each side once instead of once a device (the dashboard's polls).
+        Each line is still read under SAMPLE_LIMIT_S."""
+        with self._lock:
+            if not (self._unread() or self._ahead or self._kept) and len(indices) > 1:
+                child = self._usable_child()
+                if child is None:
+                    return [_not_read(self._why_not()) for _ in indices]
+                return self._round(child, indices)
+        return [self.sample(i) for i in indices]
+
+    def _round(self, child: DriverProcess, indices: list[int]) -> list[Sample]:
+        out: list[Sample] = []
+        try:
+            child.send({"op": "samples", "indices": indices})
+            child.expect(len(indices) - 1)
+            for _ in indices:
+                try:
+                    out.append(_sample_of(child.receive(SAMPLE_LIMIT_S)))
+                except DriverError as exc:
+                    out.append(_not_read(f"sampling failed: {exc}"))
+        except DriverFailed as exc:
+            self._failed(str(exc))
+            out.append(_not_read(str(exc)))
+            out += [_not_read(self._why_not()) for _ in indices[len(out) :]]
+        return out
 
     def health(self, index: int) -> dict[str, Any]:
         """Device `index`'s health counters ({"counters", "unavailable"}); a hang or crash in the driver is
@@ -230,6 +256,13 @@ class ContainedBackend:
         child, self._child = getattr(self, "_child", None), None
         if child is not None:
             child.close()
+
+
+def _sample_of(raw: Any) -> Sample:
+    try:
+        return build(Sample, raw, "sample", choices=_CHOICES, ranges=False)
+    except (FieldProblem, TypeError) as exc:
+        return _not_read(f"the driver's answer was not understood: {exc}")
 
 
 def _no_counters(reason: str) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """One forked child running one vendor adapter, and the JSON-lines channel to it (both ends).
 
 Parent -> child, one JSON object a line: {"op": "open"}, {"op": "devices"}, {"op": "sample", "index": N},
-{"op": "health", "index": N} (the health counters), {"op": "close"}. `devices` may carry "read_ahead", a
+{"op": "health", "index": N} (the health counters), {"op": "samples", "indices": [N, ...]} (one answer a
+device, in that order, written together: see _answers), {"op": "close"}. `devices` may carry "read_ahead", a
 list of "health" and "sample": once it has answered, the child goes on as if it had been sent, in that order,
 each of those requests for every device (health 0..N-1, then sample 0..N-1), and writes their answers; the
 parent reads them as the answers to those requests, each under its own time limit (a driver call that hangs
@@ -29,6 +30,7 @@ from gpudash.devices.fields import error_reason
 from gpudash.models import to_dict
 
 REPLY_BYTES = 16 * 2**20  # one reply; a device with thousands of processes is well below this
+SAMPLES_HELD_S = 0.1  # `samples`: answers are held back at most this long, to be written together
 READ_AHEAD_OPS = ("sample", "health")  # what `devices` may ask the child to read for every device at once
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
@@ -265,6 +267,9 @@ def _serve(opener: Opener, requests: int, replies: int, note: CallNote) -> None:
                     ahead = [name for name in request.get("read_ahead") or () if name in READ_AHEAD_OPS]
                 elif op in READ_AHEAD_OPS:
                     value = _read(adapter, op, int(request["index"]))
+                elif op == "samples":  # one line a device, in one write (see _answers)
+                    _answers(adapter, [int(i) for i in request["indices"]] or [-1], replies)
+                    continue
                 else:
                     raise RuntimeError(f"unknown request {op!r}")
                 reply: dict[str, Any] = {"ok": value}
@@ -273,17 +278,35 @@ def _serve(opener: Opener, requests: int, replies: int, note: CallNote) -> None:
             _write_all(replies, _encoded(reply))
             if ahead and "ok" in reply:  # the answers to requests the parent will send: see the docstring
                 for op, index in [(op, index) for op in ahead for index in range(len(value))]:
-                    try:
-                        answer: dict[str, Any] = {"ok": _read(adapter, op, index)}
-                    except Exception as exc:
-                        answer = {"error": error_reason(exc)}
-                    _write_all(replies, _encoded(answer))
+                    _write_all(replies, _answer(adapter, op, index))
     if adapter is not None:
         adapter.close()
 
 
 def _read(adapter: Any, op: str, index: int) -> Any:
     return to_dict(adapter.sample(index)) if op == "sample" else adapter.health(index)
+
+
+def _answers(adapter: Any, indices: list[int], replies: int) -> None:
+    """Each device's sample, a line each, written together once all are read: one wake-up of the parent a
+    round. Once the round has taken SAMPLES_HELD_S, those read so far are written before each next read, so
+    that a call hanging then costs the devices from it on; one hanging sooner costs the round's readings
+    before it too (the parent's limit for the first line runs out first), at most SAMPLES_HELD_S of them."""
+    pending, began = b"", time.monotonic()
+    for index in indices:
+        if pending and time.monotonic() - began > SAMPLES_HELD_S:
+            _write_all(replies, pending)
+            pending = b""
+        pending += _answer(adapter, "sample", index)
+    _write_all(replies, pending)
+
+
+def _answer(adapter: Any, op: str, index: int) -> bytes:
+    try:
+        reply: dict[str, Any] = {"ok": _read(adapter, op, index)}
+    except Exception as exc:
+        reply = {"error": error_reason(exc)}
+    return _encoded(reply)
 
 
 def _encoded(reply: dict[str, Any]) -> bytes:
