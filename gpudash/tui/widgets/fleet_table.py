@@ -15,8 +15,9 @@ column, which gives way first, so the marks stay whole on an 80-column screen.
 
 When a line is wider than the screen, columns give way in this order (docs/fleet.md, "The Fleet tab on a narrow
 terminal"): 1. the host column drops the domain every host shown shares (`node-a017.cluster.example.com` is
-shown as `node-a017.…`; the status line names the domain); 2. the name column (GPU model, or the host's error)
-down to NAME_MIN; 3. the host column keeps the start and the distinguishing end of each name with a `…` between
+shown as `node-a017.…`; the status line names the domain); 2. the GPU models drop the vendor's word as the
+dashboard's device rows do (gpudash.render.monitor.short_name: `NVIDIA H100 80GB HBM3` -> `H100 80GB HBM3`), then
+the name column (GPU model, or the host's error) gives way down to NAME_MIN; 3. the host column keeps the start and the distinguishing end of each name with a `…` between
 (`rack-…a017.…`), down to HOST_MIN, and only as far as every host shown keeps a name of its own. Host names are
 never cut at their end, where hosts differ; what still does not fit scrolls sideways.
 """
@@ -34,6 +35,7 @@ from textual.message import Message
 
 from gpudash.fleet.model import Host
 from gpudash.render.fleet import HEADER, health_word, host_rows, status_word
+from gpudash.render.monitor import short_name
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable
 
 STATUS_STYLE = {
@@ -48,6 +50,7 @@ DRIFT_AFTER = HEADER.index("health") + 1  # where the drift column goes, when so
 DRIFT_HEADER = (*HEADER[:DRIFT_AFTER], "drift", *HEADER[DRIFT_AFTER:])
 STATUS = HEADER.index("status")  # before the drift column: the same in both headers
 HOST = HEADER.index("host")  # the first column in both headers
+NO_DEVICE = "–"  # the device column of a host's one line with its error: its name column is not a model
 NAME_MIN = 8  # the name (or error) column gives way to the others down to this; the line scrolls past it
 HOST_MIN = 12  # the host column is shortened in its middle down to this, while every host keeps its own name
 DOMAIN_MARK = ".…"  # in place of the domain every host shown shares (named in the status line)
@@ -77,6 +80,7 @@ class TableRows:
     host_of: dict[str, str]  # row key -> host name
     natural: tuple[int, ...]  # each column's widest cell, the header's included
     names: tuple[str, ...]  # the hosts' names, in order
+    short_names: int = 0  # the name column's widest cell with the models' short names (render.monitor.short_name)
 
 
 def table_rows(hosts: Sequence[Host], odd: dict[str, list[str]], before: dict[str, Line] | None = None) -> TableRows:
@@ -86,6 +90,9 @@ def table_rows(hosts: Sequence[Host], odd: dict[str, list[str]], before: dict[st
     before = before or {}
     host_of: dict[str, str] = {}
     header = DRIFT_HEADER if odd else tuple(HEADER)
+    name, device = header.index("name"), header.index("device")
+    shortened: dict[str, int] = {}  # each model's short name's width (a few models in a fleet)
+    short_widest = len("name")
     for host in hosts:
         first_words = [host.name, status_word(host), health_word(host)]
         if odd:
@@ -96,10 +103,17 @@ def table_rows(hosts: Sequence[Host], odd: dict[str, list[str]], before: dict[st
             host_of[key] = host.name
             words = (*(first_words if i == 0 else blank), *cells)
             line = (words, sizes_of(words), host.status)
+            if words[device] == NO_DEVICE:
+                short_widest = max(short_widest, line[1][name])
+            else:
+                width = shortened.get(words[name])
+                if width is None:
+                    width = shortened[words[name]] = cell_len(short_name(words[name]))
+                short_widest = max(short_widest, width)
             was = before.get(key)
             rows.append((key, was if was == line else line))
     natural = tuple(map(max, zip(sizes_of(header), *(line[1] for _, line in rows))))
-    return TableRows(header, rows, host_of, natural, tuple(h.name for h in hosts))
+    return TableRows(header, rows, host_of, natural, tuple(h.name for h in hosts), short_widest)
 
 
 def shared_domain(names: Sequence[str]) -> str:
@@ -182,6 +196,7 @@ class FleetTable(LiveTable):
         self.odd: dict[str, list[str]] = {}  # host -> the facts it is odd on (gpudash.fleet.drift.odd_facts)
         self._header: tuple[str, ...] = tuple(HEADER)
         self.abbreviation = WHOLE
+        self.short_names = False  # the models' short names in the name column (a narrow screen)
         self._abbreviations: dict[tuple[tuple[str, ...], int], tuple[Abbreviation, int]] = {}
 
     @property
@@ -204,13 +219,13 @@ class FleetTable(LiveTable):
         self._shown = shown
         self.host_of = shown.host_of
         self._header = shown.header
-        was = self.abbreviation
+        was = self.abbreviation, self.short_names
         self._column_widths = widths = self._fit_widths(shown)
         self._texts = {}  # lines drawn before are kept as strips (LiveTable) while their words and widths stay
         header = line_text(self._header, sizes_of(self._header), "", widths, self._header)
         header.stylize("bold")
         self.show([LiveColumn("line", header, sum(w + 1 for w in widths))], shown.rows)
-        if self.abbreviation != was:  # the same words drawn differently: no line drawn before stays
+        if (self.abbreviation, self.short_names) != was:  # the same words drawn differently: no line stays
             self._changed_all()
 
     def cells_from(self, row: Line) -> list[Text]:
@@ -221,16 +236,23 @@ class FleetTable(LiveTable):
             if short is not WHOLE and words[HOST]:
                 name = short.short(words[HOST])
                 words, sizes = (name, *words[1:]), (cell_len(name), *sizes[1:])
+            column = self._header.index("name")
+            if self.short_names and words[column - 1] != NO_DEVICE:  # "device" comes just before "name"
+                model = short_name(words[column])
+                words = (*words[:column], model, *words[column + 1 :])
+                sizes = (*sizes[:column], cell_len(model), *sizes[column + 1 :])
             texts = self._texts[row] = [line_text(words, sizes, status, self._column_widths, self._header)]
         return texts
 
     def _fit_widths(self, shown: TableRows) -> tuple[int, ...]:
         """Each column as wide as its widest cell; where the line is wider than the screen, the host column
-        drops the shared domain, the name column gives way, then the host column is cut in the middle."""
+        drops the shared domain, the models drop the vendor's word, the name column gives way, then the host
+        column is cut in the middle."""
         name = self._header.index("name")
         widths = list(shown.natural)
         screen = self.size.width or self.app.size.width
         self.abbreviation = WHOLE
+        self.short_names = False
         if sum(w + 1 for w in widths) + 2 <= screen or not shown.names:
             return tuple(widths)
         key = (shown.names, 0)
@@ -240,6 +262,9 @@ class FleetTable(LiveTable):
             found = self._remember(key, shown, Abbreviation(domain) if len(domain) > len(DOMAIN_MARK) else WHOLE)
         self._set_host(widths, found)
         room = screen - sum(w + 1 for j, w in enumerate(widths) if j != name) - 2
+        if room < widths[name]:  # the models first lose the vendor's word, as the dashboard's device rows do
+            self.short_names = True
+            widths[name] = min(widths[name], shown.short_names or widths[name])
         widths[name] = max(min(widths[name], room), min(widths[name], NAME_MIN))
         room = screen - sum(w + 1 for j, w in enumerate(widths) if j != HOST) - 2
         if room < widths[HOST]:
