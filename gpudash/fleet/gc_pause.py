@@ -25,6 +25,14 @@ prepared). What a round froze is freed by reference counting when the next repla
 reference cycle that becomes garbage after being frozen is never collected; the Fleet tab's own objects that
 live that long are its widgets, which live as long as the dashboard (docs/performance.md, "Fleet at 1,024 hosts
 through Prometheus", measures what stays).
+
+Some do become such garbage: what is alive when a round's worker freezes, and dies after, with a cycle in it. In
+the Fleet tab that is each round's Textual worker (its thread's context holds the worker itself) and some of the
+dashboard's drawn lines (textual.strip.Strip with its caches): some 57 objects a round at 128 hosts, so what
+is frozen grew with the rounds (docs/performance.md, "Fleet soak", benchmarks/fleet_gc_soak.py). `reclaim()`
+unfreezes, runs one full collection, which frees them, and freezes again; the Fleet tab calls it instead of
+`refreeze()` once every RECLAIM_EVERY_S and only while no key has come for a few seconds
+(gpudash.tui.screens.fleet_view). The engine's own rounds make no such garbage (measured the same way).
 """
 
 from __future__ import annotations
@@ -80,3 +88,19 @@ def refreeze(first: bool = False) -> None:
         _settled = True
     gc.collect(1)
     gc.freeze()
+
+
+def reclaim(first: bool = False) -> int:
+    """Once settled (first: as refreeze's): unfreeze, one full collection (which frees the reference cycles that
+    became garbage after being frozen), and freeze again. Its cost is a full collection's: 70-90 ms at 128 hosts,
+    290-690 ms at 1,024 (the GIL held throughout), so its caller picks a moment no one waits on. Returns the
+    unreachable objects found (0 when not settled or while the collector is off)."""
+    global _settled
+    with _lock:
+        if not gc.isenabled() or not (_settled or first):
+            return 0
+        _settled = True
+    gc.unfreeze()
+    found = gc.collect()
+    gc.freeze()
+    return found

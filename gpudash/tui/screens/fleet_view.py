@@ -23,14 +23,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from gpudash.fleet.gc_pause import refreeze
+from gpudash.fleet.gc_pause import reclaim, refreeze
 from gpudash.tui.widgets.fleet_table import FleetTable, TableRows, table_rows
 
 if TYPE_CHECKING:
@@ -39,6 +39,10 @@ if TYPE_CHECKING:
     from gpudash.tui.app import GpudashApp
 
 FIRST_ROUND_AFTER_S = 0.3
+# What rounds froze and later left as cyclic garbage (gpudash.fleet.gc_pause) is freed by a full collection in a
+# round's worker this often, once no key has come for RECLAIM_IDLE_S: it holds the GIL 70-690 ms (128 to 1,024 hosts).
+RECLAIM_EVERY_S = 600.0
+RECLAIM_IDLE_S = 5.0
 HINT = "Enter on a host: its devices, targets, error and history"
 NOT_CONFIGURED = (
     'No fleet configured. Set [fleet] prometheus = "http://prometheus:9090" or hosts = ["node1:9483", ...] '
@@ -118,6 +122,8 @@ class FleetView(Vertical):
         self._summary = HINT  # what the box under the table says while no host is drilled into
         self._said = ""  # the status line without the host names' legend
         self._lines: dict = {}  # the last round's table lines by row key, in the round's worker (prepare)
+        self._reclaimed = time.monotonic()  # the last full collection of what rounds froze (gc_pause.reclaim)
+        self._last_key = float("-inf")  # when a key last reached this view (up from the table and the filter)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
@@ -204,8 +210,14 @@ class FleetView(Vertical):
         except Exception:  # a bug in showing the round: said where it is shown, on the UI thread (_landed)
             prepared = None
         # No full collection walks what this round keeps, on any thread: one fell on the UI thread every round
-        # or two at 1,024 hosts, 290-690 ms (gpudash.fleet.gc_pause).
-        refreeze(first=True)
+        # or two at 1,024 hosts, 290-690 ms (gpudash.fleet.gc_pause). Except, every RECLAIM_EVERY_S while no key
+        # has come for RECLAIM_IDLE_S, one that frees the cyclic garbage earlier rounds froze (gc_pause.reclaim).
+        now = time.monotonic()
+        if now - self._reclaimed >= RECLAIM_EVERY_S and now - self._last_key >= RECLAIM_IDLE_S:
+            reclaim(first=True)
+            self._reclaimed = time.monotonic()
+        else:
+            refreeze(first=True)
         self.app.from_worker(self._landed, fleet, prepared)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -213,6 +225,9 @@ class FleetView(Vertical):
         said by _landed) must not stop the rounds: _failed clears the busy flag the next tick waits for."""
         if event.worker.group == "fleet" and event.state == WorkerState.ERROR:
             self._failed(f"{type(event.worker.error).__name__}: {event.worker.error}")
+
+    def on_key(self, event: events.Key) -> None:
+        self._last_key = time.monotonic()  # not handled here: the key goes on up as before
 
     def _landed(self, fleet: FleetRound, prepared: Prepared | None = None) -> None:
         self._busy = False
