@@ -47,13 +47,13 @@ def value_range(name: str) -> tuple[float, float] | None:
 
 
 @cache
-def _fields(cls: type) -> tuple[tuple[str, Any, bool], ...]:
-    """(name, type, required) of each field of dataclass `cls`."""
+def _fields(cls: type) -> tuple[tuple[str, Any, bool, Any], ...]:
+    """(name, type, required, _quick(type)) of each field of dataclass `cls`."""
     hints = typing.get_type_hints(cls)
     out = []
     for f in dataclasses.fields(cls):
         required = f.default is _NOTHING and f.default_factory is _NOTHING
-        out.append((f.name, hints[f.name], required))
+        out.append((f.name, hints[f.name], required, _quick(hints[f.name])))
     return tuple(out)
 
 
@@ -74,18 +74,70 @@ def build(
     if not isinstance(data, dict):
         raise FieldProblem(f"{where}: expected an object, got {_shown(data)}")
     kwargs = {}
-    for name, kind, required in _fields(cls):
-        at = f"{where}.{name}" if where else name
+    for name, kind, required, quick in _fields(cls):
         if name in skip or name not in data:
             if required:
-                raise FieldProblem(f"{at}: missing")
+                raise FieldProblem(f"{where}.{name}: missing" if where else f"{name}: missing")
             continue
-        value = _convert(kind, data[name], at, name, choices or {}, ranges)
+        value = data[name]
+        if not _taken_as_is(quick, value, name if ranges else ""):
+            at = f"{where}.{name}" if where else name
+            value = _convert(kind, value, at, name, choices or {}, ranges)
+        elif type(value) is dict:
+            value = dict(value)  # a copy, as _convert makes
         if choices and name in choices and value is not None and value not in choices[name]:
             allowed = ", ".join(repr(c) for c in choices[name])
+            at = f"{where}.{name}" if where else name
             raise FieldProblem(f"{at}: expected one of {allowed}, got {_shown(value)}")
         kwargs[name] = value
     return cls(**kwargs)
+
+
+def _taken_as_is(quick: tuple[tuple[type, ...], bool, bool, bool] | None, value: Any, name: str) -> bool:
+    """Whether _convert would return `value` itself (or, for an object of strings, an equal copy): the common
+    case of a scalar of the field's exact type, in range, or null where allowed, decided without building
+    the field's path or trying each option of its type. Anything else goes through _convert, which says
+    what is wrong. `quick`: _quick of the field's type."""
+    if quick is None:
+        return False
+    types_, nullable, number, strings = quick
+    if value is None:
+        return nullable
+    if type(value) not in types_:
+        return False
+    if strings:
+        return all(type(v) is str for v in value.values())
+    if not number:
+        return True
+    if not -MAX_INT <= value <= MAX_INT:  # NaN and the infinities fail this too
+        return False
+    bounds = _bounds(name)
+    return bounds is None or bounds[0] <= value <= bounds[1]
+
+
+@cache
+def _quick(kind: Any) -> tuple[tuple[type, ...], bool, bool, bool] | None:
+    """(the exact types _taken_as_is takes, null allowed, a number, an object of strings) of a field of
+    type str, bool, int, float or dict[str, str], each optionally `| None`; None for any other type."""
+    shape = _shape(kind)
+    nullable = False
+    if shape[0] == "union":
+        if len(shape[1]) != 1:
+            return None
+        nullable = shape[2]
+        shape = _shape(shape[1][0])
+    if shape[0] in ("str", "bool"):
+        return ((str,) if shape[0] == "str" else (bool,)), nullable, False, False
+    if shape[0] == "number":
+        return ((int,) if shape[1] is int else (int, float)), nullable, True, False
+    if shape[0] == "dict" and _shape(shape[1]) == ("str",):
+        return (dict,), nullable, False, True
+    return None
+
+
+@cache
+def _bounds(name: str) -> tuple[float, float] | None:
+    return value_range(name)
 
 
 @cache
