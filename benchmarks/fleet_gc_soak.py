@@ -1,19 +1,20 @@
 """Fleet soak: does memory stay flat over hundreds of rounds with the fleet's frozen garbage collection?
 
     python benchmarks/fleet_gc_soak.py [--hosts 128] [--seconds 900] [--interval 1] [--every 60]
-                                       [--before REV] [--mode tab|engine]
+                                       [--before REV ...] [--mode tab|engine] [--reclaim-every S]
 
 gpudash.fleet.gc_pause freezes what survives each round (gc.freeze) so that no full collection walks the
 fleet's long-lived objects; a reference cycle that becomes garbage after being frozen is then never collected
 unless something unfreezes it. This runs the fleet for --seconds against benchmarks/fleet_sim.py --prometheus-api
-(--hosts 8-GPU hosts, one simulated Prometheus shared by both runs) in two processes at once, side by side under
-the same load: this checkout's code, and the code at --before (default 64c4a2c^, before refreeze; `git archive`
-into a temporary folder, first on PYTHONPATH). --mode tab: the dashboard's Fleet tab in-process (Textual's
+(--hosts 8-GPU hosts, one simulated Prometheus shared by all runs) in processes side by side under the same load:
+this checkout's code, and the code at each --before (default 64c4a2c^, before refreeze; `git archive` into a
+temporary folder, first on PYTHONPATH). --mode tab: the dashboard's Fleet tab in-process (Textual's
 headless driver, 160x50), rounds every --interval s; --mode engine: the Prometheus source's rounds back to back at
 --interval (what the Fleet tab's worker and `gpudash fleet` call).
 
 Every --every seconds each prints: rounds so far, RSS, len(gc.get_objects()) (what the collector tracks and can
-walk), gc.get_freeze_count() (of those, frozen), and full collections so far. At the end each unfreezes and runs one
+walk), gc.get_freeze_count() (of those, frozen), and the full collections so far with the longest one's time
+(gc.callbacks; a full collection holds the GIL: the UI thread waits for it). At the end each unfreezes and runs one
 full collection: the objects it finds unreachable are the cyclic garbage the run had left behind (with the
 largest types by count).
 """
@@ -37,7 +38,7 @@ def mib(n: float) -> str:
     return f"{n / 2**20:.1f} MiB"
 
 
-def child(url: str, mode: str, seconds: float, interval: float, every: float, label: str) -> int:
+def child(url: str, mode: str, seconds: float, interval: float, every: float, label: str, reclaim: float) -> int:
     """One run, in its own process: prints one JSON line per sample and one at the end."""
     import gc
 
@@ -48,12 +49,24 @@ def child(url: str, mode: str, seconds: float, interval: float, every: float, la
     me = psutil.Process()
     rounds = [0]
     start = time.monotonic()
+    full: list[float] = []  # each full collection's duration
+    began = [0.0]
+
+    def timed(phase: str, info: dict) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                began[0] = time.perf_counter()
+            else:
+                full.append(time.perf_counter() - began[0])
+
+    gc.callbacks.append(timed)
 
     def sample(final: bool = False) -> None:
         point = {"label": label, "t": round(time.monotonic() - start, 1), "rounds": rounds[0],
                  "rss": me.memory_info().rss, "objects": len(gc.get_objects()), "frozen": gc.get_freeze_count(),
-                 "full": gc.get_stats()[2]["collections"]}  # fmt: skip
+                 "full": len(full), "full_max_ms": round(1000 * max(full, default=0.0))}  # fmt: skip
         if final:
+            gc.callbacks.remove(timed)
             gc.set_debug(gc.DEBUG_SAVEALL)  # what the full collection finds unreachable, kept to be counted
             gc.unfreeze()
             t0 = time.perf_counter()
@@ -93,8 +106,11 @@ def child(url: str, mode: str, seconds: float, interval: float, every: float, la
     from gpudash.config import defaults
     from gpudash.devices import discover
     from gpudash.tui.app import create_app
+    from gpudash.tui.screens import fleet_view
     from gpudash.tui.screens.fleet_view import FleetView
 
+    if reclaim and hasattr(fleet_view, "RECLAIM_EVERY_S"):
+        fleet_view.RECLAIM_EVERY_S = reclaim  # type: ignore[attr-defined]
     landed = FleetView._landed
 
     def counted(view, *args) -> None:
@@ -135,11 +151,21 @@ def main() -> int:
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between rounds (as fleet.interval)")
     parser.add_argument("--every", type=float, default=60.0, help="seconds between samples")
     parser.add_argument("--mode", choices=("tab", "engine"), default="tab")
-    parser.add_argument("--before", default="64c4a2c^", metavar="REV", help="the code to compare ('' for none)")
+    parser.add_argument(
+        "--before",
+        action="append",
+        metavar="REV",
+        help="the code to compare, repeatable (default 64c4a2c^; '' for none)",
+    )
+    parser.add_argument(
+        "--reclaim-every", type=float, default=0.0, metavar="S",
+        help="this checkout's Fleet tab reclaims this often instead of fleet_view.RECLAIM_EVERY_S",
+    )  # fmt: skip
     parser.add_argument("--child", nargs=2, metavar=("URL", "LABEL"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child[0], args.mode, args.seconds, args.interval, args.every, args.child[1])
+        return child(args.child[0], args.mode, args.seconds, args.interval, args.every, args.child[1],
+                     args.reclaim_every)  # fmt: skip
 
     from fleet_scale import simulate_prometheus
 
@@ -147,17 +173,21 @@ def main() -> int:
           f"every {args.interval:g} s for {args.seconds:g} s; {os.cpu_count()} CPUs, Python "
           f"{sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f} at the start", flush=True)  # fmt: skip
     sim, url, _ = simulate_prometheus(args.hosts)
-    runs = {"now": os.environ.get("PYTHONPATH", "")}
-    if args.before:
-        runs[args.before] = str(tree_at(args.before))
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    runs = {f"now ({head.stdout.strip() or '?'} + working tree)": os.environ.get("PYTHONPATH", "")}
+    for rev in args.before if args.before is not None else ["64c4a2c^"]:
+        if rev:
+            runs[rev] = str(tree_at(rev))
     procs = {}
     try:
         for label, path in runs.items():
             env = dict(os.environ, PYTHONPATH=path) if path else dict(os.environ)
-            if label == "now":
+            extra = []
+            if label.startswith("now"):
                 env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), path) if p)
+                extra = ["--reclaim-every", str(args.reclaim_every)]
             cmd = [sys.executable, __file__, "--child", url, label, "--mode", args.mode, "--seconds",
-                   str(args.seconds), "--interval", str(args.interval), "--every", str(args.every)]  # fmt: skip
+                   str(args.seconds), "--interval", str(args.interval), "--every", str(args.every), *extra]  # fmt: skip
             procs[label] = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True)
         finals = {}
         for label, proc in procs.items():
@@ -166,8 +196,9 @@ def main() -> int:
                 if "gpudash" in p:
                     print(f"   {label}: gpudash from {Path(p['gpudash']).parent}", flush=True)
                     continue
-                print(f"   {label:>9} {p['t']:6.0f} s  rounds {p['rounds']:4d}  RSS {mib(p['rss'])}  objects "
-                      f"{p['objects']:8d}  frozen {p['frozen']:8d}  full collections {p['full']}", flush=True)  # fmt: skip
+                print(f"   {label[:12]:>12} {p['t']:6.0f} s  rounds {p['rounds']:4d}  RSS {mib(p['rss'])}  objects "
+                      f"{p['objects']:8d}  frozen {p['frozen']:8d}  full collections {p['full']} (longest {p['full_max_ms']} ms)",
+                      flush=True)  # fmt: skip
                 if "unreachable" in p:
                     finals[label] = p
             proc.wait()
