@@ -140,4 +140,11 @@ def printable(value: Any) -> Any:
 
 def dumps(value: Any, *, indent: int | None = 2, default: Callable[[Any], Any] | None = None) -> str:
     """Strict JSON text of `value` (see printable)."""
+    try:  # one pass where printable would change nothing: no non-finite float (refused here), no surrogate
+        text = json.dumps(value, indent=indent, allow_nan=False, default=default)
+    except ValueError:
+        pass
+    else:
+        if "\\ud" not in text:  # json's escape of a surrogate (or of U+D000-U+D7FF: then the full path too)
+            return text
     return json.dumps(printable(value), indent=indent, allow_nan=False, default=default)

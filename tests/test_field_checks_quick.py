@@ -117,3 +117,21 @@ def test_a_plain_document_nested_too_deep_is_refused():
     with pytest.raises(strict_json.JsonProblem, match="nested more than 64"):
         strict_json.loads("[" * 65 + "]" * 65)
     assert strict_json.loads("[" * 64 + "]" * 64) is not None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"ok": {"power_w": 275.0, "processes": [{"pid": 1, "name": "python"}], "t": (1, 2)}},
+        {"a": float("nan"), "b": [float("inf"), -float("inf")], "c": 1.5},
+        {"name": "lone \ud800 surrogate", "key \udfff": 1},
+        {"hangul": "\ud7a3", "e": "caf\u00e9"},
+        {"when": object()},
+        [1, "x", None, True],
+    ],
+)
+@pytest.mark.parametrize("indent", [None, 2])
+def test_dumps_writes_what_the_full_path_writes(value, indent):
+    full = json.dumps(strict_json.printable(value), indent=indent, allow_nan=False, default=lambda o: "obj")
+    assert strict_json.dumps(value, indent=indent, default=lambda o: "obj") == full
+    json.loads(full)  # strict JSON every parser reads
