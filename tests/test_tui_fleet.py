@@ -308,3 +308,7 @@ async def test_fleet_tab_frees_the_cycles_rounds_froze_while_no_key_comes(monkey
                 before = view.fleet
                 await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
             assert len(alive) >= first + 3  # frozen, never collected: the key deferred the reclaim
+            await pilot.press("slash")
+            typed = view._last_key
+            await pilot.press("t")  # a key the filter box keeps to itself is counted too
+            assert view._last_key > typed

@@ -123,7 +123,7 @@ class FleetView(Vertical):
         self._said = ""  # the status line without the host names' legend
         self._lines: dict = {}  # the last round's table lines by row key, in the round's worker (prepare)
         self._reclaimed = time.monotonic()  # the last full collection of what rounds froze (gc_pause.reclaim)
-        self._last_key = float("-inf")  # when a key last reached this view (up from the table and the filter)
+        self._last_key = float("-inf")  # when a key last reached this view (on_key, on_input_changed)
 
     def compose(self) -> ComposeResult:
         yield Static("", id="fleet-status", markup=False)
@@ -228,6 +228,9 @@ class FleetView(Vertical):
 
     def on_key(self, event: events.Key) -> None:
         self._last_key = time.monotonic()  # not handled here: the key goes on up as before
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._last_key = time.monotonic()  # a key typed in the filter box (which keeps the printable ones)
 
     def _landed(self, fleet: FleetRound, prepared: Prepared | None = None) -> None:
         self._busy = False
