@@ -6,8 +6,10 @@ the moment it is asked for."""
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import H100, make_fake_pynvml
@@ -129,3 +131,45 @@ async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
             assert table.styles.min_height.value == 4  # views.tcss: #prec-table, #checks-table ... min-height: 4
     finally:
         gc.enable()
+
+
+def test_the_parent_forks_the_driver_child_without_the_adapters_reading_code(tmp_path):
+    """The parent reads the NVML child's answers; the adapter modules (and ctypes) are imported by the child only,
+    and the AMD adapter not at all without an AMD driver. The devices and readings are the adapter's as before."""
+    fake = str(Path(__file__).resolve().parents[1] / "benchmarks" / "fake_nvml")
+    code = (
+        "import sys; from gpudash.devices import begin_discovery; m = begin_discovery().machine(False); "
+        "s = m.sample_all(); "
+        "print(len([d for d in m.devices if d.vendor == 'nvidia']), sorted(s) == sorted(d.key for d in m.devices), "
+        "[n for n in ('gpudash.devices.nvidia', 'gpudash.devices.amd', 'ctypes', 'pynvml') if n in sys.modules]); "
+        "m.close()"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), fake]),
+        GPUDASH_FAKE_SNAPSHOT="dgx-h100-8gpu.json",
+        XDG_CONFIG_HOME=str(tmp_path),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env, cwd=tmp_path
+    )
+    assert out.stdout.split(None, 2) == ["8", "True", "[]\n"], out.stderr
+
+
+async def test_the_first_screen_has_the_terminals_breakpoint_classes_before_its_widgets(machine):
+    """At 80x24 the short, narrow layout from the first widget on: Textual gave the screen those classes only on
+    its first resize, after the widgets were mounted and styled (a full restyle, and first frames drawn with
+    the header of the tall layout)."""
+    from gpudash.tui.app import create_app
+
+    app = create_app(machine, defaults(), add_torch_view=lambda m: None)
+    seen: list[set[str]] = []
+    compose = app.compose
+    app.compose = lambda: (seen.append(set(app.screen.classes)), (yield from compose()))[1]  # type: ignore[method-assign]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: bool(app.latest), timeout=30)
+        assert seen == [{"-narrow", "-short"}]
+        assert {"-narrow", "-short"} <= set(app.screen.classes)
+        await pilot.resize_terminal(140, 45)  # across both breakpoints: the classes follow, as before
+        await wait_until(pilot, lambda: {"-normal", "-tall"} <= set(app.screen.classes), timeout=30)
+        assert not {"-narrow", "-short"} & set(app.screen.classes)

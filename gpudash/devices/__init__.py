@@ -6,6 +6,7 @@ why. torch's view is optional because importing torch takes about a second (the 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Callable
@@ -41,10 +42,12 @@ class Discovery:
         self._notes: list[str] = []
         self._started: list[tuple[str, Any, type[Exception]]] = []
         if not self._replay:
+            # The drivers' children first: each is forked before psutil's import and the CPU's description
+            # (15-25 ms), which the parent does while they open their libraries on the other core.
+            self._started = _start_vendor_backends(self._notes, read_ahead)
             from gpudash.devices.cpu import CpuBackend
 
-            self._cpu = CpuBackend()  # first: its first CPU-load window runs while the GPUs are looked at
-            self._started = _start_vendor_backends(self._notes, read_ahead)
+            self._cpu = CpuBackend()  # its first CPU-load window runs while the GPUs are described
 
     def machine(self, include_torch: bool = True) -> Machine:
         """The machine (once: a second call has nothing left to read)."""
@@ -82,14 +85,14 @@ def _start_vendor_backends(
 ) -> list[tuple[str, Any, type[Exception]]]:
     """NVML and amdsmi, each in a child process of its own with time limits (gpudash.devices.contained): a
     driver that hangs or crashes costs its devices' readings, never gpudash. Each child is asked to open its
-    library without waiting for the answer (`_opened` reads it)."""
-    from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
+    library without waiting for the answer (`_opened` reads it). The adapters' modules are imported by the
+    child that opens them: the parent, which only reads the child's answers, never needs their reading code."""
     from gpudash.devices.contained import contained
-    from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
+    from gpudash.devices.unavailable import AmdSmiUnavailable, NvmlUnavailable
 
-    vendors: list[tuple[str, str, Callable[..., Any], type[Exception]]] = [
-        ("NVML", "nvml", NvmlBackend, NvmlUnavailable),
-        ("amdsmi", "amdsmi", AmdSmiBackend, AmdSmiUnavailable),
+    vendors: list[tuple[str, str, str, type[Exception]]] = [
+        ("NVML", "nvml", "gpudash.devices.nvidia:NvmlBackend", NvmlUnavailable),
+        ("amdsmi", "amdsmi", "gpudash.devices.amd:AmdSmiBackend", AmdSmiUnavailable),
     ]
     started = []
     for label, name, factory, unavailable in vendors:
@@ -120,8 +123,10 @@ def _opened(started: list[tuple[str, Any, type[Exception]]], notes: list[str]) -
     return opened
 
 
-def _open_with(factory: Callable[..., Any], wrap: Callable[[Any], Any]) -> Any:
-    return factory(wrap=wrap)
+def _open_with(factory: str, wrap: Callable[[Any], Any]) -> Any:
+    """`factory` ("module:class"), imported where it opens: in the driver's child (in-process without fork)."""
+    module, _, name = factory.partition(":")
+    return getattr(importlib.import_module(module), name)(wrap=wrap)
 
 
 def _live(cpu: Any, backends: list, notes: list[str], include_torch: bool) -> Machine:

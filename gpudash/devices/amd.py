@@ -17,6 +17,7 @@ from gpudash.devices.amd_health import read_counters
 from gpudash.devices.amd_partition import read_partition
 from gpudash.devices.amd_processes import AmdProcesses
 from gpudash.devices.fields import error_reason, read_field, version_text
+from gpudash.devices.unavailable import AmdSmiUnavailable as AmdSmiUnavailable
 from gpudash.models import DeviceInfo, Sample
 from gpudash.plain_text import one_line
 
@@ -32,10 +33,6 @@ NVIDIA_ONLY = {
     "encoder_utilization_pct": "amdsmi reports one multimedia activity (mm_activity), not encoder and decoder apart",
     "decoder_utilization_pct": "amdsmi reports one multimedia activity (mm_activity), not encoder and decoder apart",
 }
-
-
-class AmdSmiUnavailable(Exception):
-    """amdsmi is missing or ROCm is not installed."""
 
 
 def import_amdsmi():

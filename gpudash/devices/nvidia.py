@@ -16,13 +16,9 @@ from gpudash.devices.nvml_health import XidWatch, read_counters
 from gpudash.devices.nvml_mig import mig_state
 from gpudash.devices.nvml_processes import NvmlProcesses
 from gpudash.devices.nvml_throughput import NvlinkRates, bar1, pcie
+from gpudash.devices.unavailable import NvmlUnavailable as NvmlUnavailable
 from gpudash.devices.unified_memory import UNIFIED, host_memory
 from gpudash.models import LOST, DeviceInfo, Sample
-
-
-class NvmlUnavailable(Exception):
-    """NVML could not start (no driver, no library): the machine simply has no NVIDIA view."""
-
 
 _EXPLAIN = {
     "LibraryNotFound": "no NVIDIA driver library",
