@@ -173,3 +173,34 @@ async def test_the_first_screen_has_the_terminals_breakpoint_classes_before_its_
         await pilot.resize_terminal(140, 45)  # across both breakpoints: the classes follow, as before
         await wait_until(pilot, lambda: {"-normal", "-tall"} <= set(app.screen.classes), timeout=30)
         assert not {"-narrow", "-short"} & set(app.screen.classes)
+
+
+@pytest.mark.parametrize("size", [(140, 45), (80, 24)])
+async def test_the_first_screen_is_styled_once_and_as_a_full_restyle_would(machine, size):
+    """Nothing restyles the whole first screen before its first reading is drawn (Textual did twice: on the first
+    resize and on the screen's first resume); every widget's styles are what a full restyle gives them."""
+    from gpudash.tui.app import create_app
+
+    app = create_app(machine, defaults(), add_torch_view=lambda m: None)
+    whole: list[int] = []
+    update_nodes = app.stylesheet.update_nodes
+
+    def counting(nodes, animate=False):  # type: ignore[no-untyped-def]
+        nodes = list(nodes)
+        if any(node is app.screen for node in nodes):
+            whole.append(len(nodes))
+        return update_nodes(nodes, animate=animate)
+
+    app.stylesheet.update_nodes = counting  # type: ignore[method-assign]
+    async with app.run_test(size=size) as pilot:
+        await wait_until(pilot, lambda: bool(app.latest), timeout=30)
+        await pilot.pause()  # the first reading drawn
+        assert whole == []
+        nodes = list(app.screen.walk_children(with_self=True))
+        styled = [(node, node.styles.base.css) for node in nodes]
+        update_nodes(nodes, animate=False)
+        assert [(node, node.styles.base.css) for node in nodes] == styled
+        await pilot.press("question_mark")  # a later resume restyles as Textual's screens do
+        await wait_until(pilot, lambda: app.screen.id != "_default", timeout=30)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen.id == "_default" and bool(whole), timeout=30)

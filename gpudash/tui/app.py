@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -66,6 +66,22 @@ def _breakpoint_class(size: int, breakpoints: list[tuple[int, str]]) -> list[str
         if size >= breakpoint:
             return [name]
     return []
+
+
+class _FirstScreen(Screen):
+    """The dashboard's first screen. Its first resume does not restyle every widget, as Textual's screens do:
+    each was styled when it was mounted, with this stylesheet, these classes (the breakpoints' too, see
+    GpudashApp.get_default_screen) and this theme, so the walk changed no style (tests/test_start_weight.py
+    compares every widget's styles with a full restyle's) and cost the first frame about 3 % of its CPU.
+    Every later resume (after the help screen or a dialog) restyles as before."""
+
+    _resumed = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        if not self._resumed:
+            self._resumed = True
+            event.refresh_styles = False
+        super()._on_screen_resume(event)
 
 
 class ViewTabs(TabbedContent):
@@ -153,7 +169,7 @@ class GpudashApp(App[int]):
             for size, points in ((width, self.HORIZONTAL_BREAKPOINTS), (height, self.VERTICAL_BREAKPOINTS))
             for name in _breakpoint_class(size, points or [])
         }
-        return Screen(id="_default", classes=" ".join(sorted(classes)))
+        return _FirstScreen(id="_default", classes=" ".join(sorted(classes)))
 
     def compose(self) -> ComposeResult:
         yield Header(icon="●")
