@@ -92,9 +92,9 @@ def refreeze(first: bool = False) -> None:
 
 def reclaim(first: bool = False) -> int:
     """Once settled (first: as refreeze's): unfreeze, one full collection (which frees the reference cycles that
-    became garbage after being frozen), and freeze again. Its cost is a full collection's: 70-90 ms at 128 hosts,
-    290-690 ms at 1,024 (the GIL held throughout), so its caller picks a moment no one waits on. Returns the
-    unreachable objects found (0 when not settled or while the collector is off)."""
+    became garbage after being frozen), and freeze again. Its cost is a full collection's: 112-120 ms at 128
+    hosts in the soak, 290-690 ms at 1,024 (the GIL held throughout), so its caller picks a moment no one waits
+    on. Returns the unreachable objects found (0 when not settled or while the collector is off)."""
     global _settled
     with _lock:
         if not gc.isenabled() or not (_settled or first):

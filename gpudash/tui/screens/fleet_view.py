@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
 FIRST_ROUND_AFTER_S = 0.3
 # What rounds froze and later left as cyclic garbage (gpudash.fleet.gc_pause) is freed by a full collection in a
-# round's worker this often, once no key has come for RECLAIM_IDLE_S: it holds the GIL 70-690 ms (128 to 1,024 hosts).
+# round's worker this often, once no key has come for RECLAIM_IDLE_S: it holds the GIL 112-120 ms at 128 hosts,
+# 290-690 ms at 1,024 (docs/performance.md, "Fleet soak").
 RECLAIM_EVERY_S = 600.0
 RECLAIM_IDLE_S = 5.0
 HINT = "Enter on a host: its devices, targets, error and history"
