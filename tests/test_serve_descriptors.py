@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from servers import DGX, REPO, _announced_url, stop
-from test_serve_limits import SCRAPE_BOUND_S, closed_by_server, wait_until
+from test_serve_limits import SCRAPE_BOUND_S, closed_by_server, room_for_files, wait_until
 
 from gpudash.exporter.server.limits import FD_RESERVE
 
@@ -36,15 +36,8 @@ IDLE = 300  # idle sockets held against it: more than it may open
 @pytest.fixture
 def room_for_sockets():
     """Room in this process for IDLE client sockets beside pytest's own descriptors."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 1024 if hard == resource.RLIM_INFINITY else min(hard, 1024)
-    if wanted < IDLE + 100:
-        pytest.skip(f"the hard limit on open files ({hard}) leaves no room for {IDLE} sockets")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
-    try:
+    with room_for_files(1024, IDLE + 100, f"{IDLE} sockets"):
         yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
 def limit_files() -> None:  # in the child, before exec

@@ -87,18 +87,26 @@ def closed_by_server(sock: socket.socket, timeout: float) -> bool:
         return False
 
 
-@pytest.fixture
-def many_descriptors():
-    """Room for 1,000 client sockets and the server's in this one process."""
+@contextlib.contextmanager
+def room_for_files(wanted: int, needed: int, what: str) -> Iterator[None]:
+    """This process's open-files limit raised to `wanted` (as far as the hard limit lets it) while the block
+    runs; a skip naming `what` where the hard limit leaves fewer than `needed`."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = 4096 if hard == resource.RLIM_INFINITY else min(hard, 4096)
-    if wanted < 1400:
-        pytest.skip(f"the hard limit on open files ({hard}) leaves no room for 1,000 sockets")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, wanted), hard))
+    room = wanted if hard == resource.RLIM_INFINITY else min(hard, wanted)
+    if room < needed:
+        pytest.skip(f"the hard limit on open files ({hard}) leaves no room for {what}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, room), hard))
     try:
         yield
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.fixture
+def many_descriptors():
+    """Room for 1,000 client sockets and the server's in this one process."""
+    with room_for_files(4096, 1400, "1,000 sockets"):
+        yield
 
 
 @pytest.fixture(scope="module")
