@@ -54,3 +54,47 @@ def test_one_wording_for_a_reading_nothing_reported():
     assert na_reason("fan", ["nvml"], {"fan": "NotSupported"}, {"fan": "other"}) == "NotSupported"
     assert na_reason("fan", ["nvml"], {"all": "GPU is lost"}) == "GPU is lost"
     assert na_reason("fan", [], None, {}) == "not reported by any source"
+
+
+async def test_a_reading_that_lands_while_the_next_device_opens_is_shown_not_a_crash():
+    """← / → swap the detail's card: the old one is removed and the next one mounted, each an await. A reading
+    landing in between (the poll's, every refresh) went to a card that had no gauges yet, and the dashboard died
+    with NoMatches('#memory') (CI, test_tui.py). Readings are given at every step of the swap here."""
+    import asyncio
+    import contextlib
+
+    from gpudash.tui.widgets.device_card import DeviceCard
+
+    app = create_app(discover(replay=str(DGX_H100), include_torch=False), defaults(), add_torch_view=no_torch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.latest and app.query(DeviceTable) and app.query_one(DeviceTable).row_keys)
+        await open_detail(pilot, app, "nvidia:0")
+        detail = app.query_one(DeviceDetail)
+        machine, runtime = app.machine, app.machine.runtime
+        for key in ("nvidia:1", "nvidia:2", "nvidia:1"):
+            device = next(d for d in machine.devices if d.key == key)
+            swap = asyncio.ensure_future(detail.show_device(device, runtime, "", "replayed"))
+            steps = 0
+            while not swap.done():
+                detail.show_sample(app.latest.get(key), runtime, app.history)  # as the poll does, mid-swap
+                await asyncio.sleep(0)
+                steps += 1
+            await swap
+            assert steps > 1  # the swap did wait, so readings landed inside it
+            assert detail.card is not None and detail.card.device.key == key
+            detail.show_sample(app.latest.get(key), runtime, app.history)
+        # A swap cancelled at each of its steps (the next ← → cancels the opening worker), then another: one
+        # card, the last device's.
+        for cancel_after in range(1, 8):
+            first = next(d for d in machine.devices if d.key == "nvidia:3")
+            swap = asyncio.ensure_future(detail.show_device(first, runtime, "", "replayed"))
+            for _ in range(cancel_after):
+                await asyncio.sleep(0)
+            swap.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await swap
+            device = next(d for d in machine.devices if d.key == "nvidia:1")
+            await detail.show_device(device, runtime, "", "replayed")
+            await pilot.pause(0.05)
+            assert [card.device.key for card in detail.query(DeviceCard)] == ["nvidia:1"], cancel_after
+        assert str(detail.query_one("#detail-title", Static).render()).startswith("nvidia:1  ")

@@ -8,6 +8,7 @@ each with the driver's reason where it is n/a.
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -207,6 +208,7 @@ class DeviceDetail(VerticalScroll):
         self.interval_s, self.window_s = interval_s, window_s
         self.device: DeviceInfo | None = None
         self.card: DeviceCard | None = None
+        self._swapping = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         yield from ()  # hidden until a device is opened: its widgets come then (_build), not on the first frame
@@ -249,15 +251,16 @@ class DeviceDetail(VerticalScroll):
         from_top = not self.display or self.card is None or self.card.device.key != device.key
         await self._build()
         if self.card is None or self.card.device.key != device.key:
-            if self.card is not None:
-                await self.card.remove()
-            self.card = DeviceCard(device, interval_s=self.interval_s, window_s=self.window_s)
-            self.card.add_class("detail-card")
-            await self.mount(self.card, after="#detail-title")
+            # Shielded: the opening worker is exclusive, so ← → ← quickly cancels it, and a card cancelled
+            # mid-mount could not be removed again (Textual's prune re-raised the cancellation).
+            await asyncio.shield(self._swap_card(device))
+        card = self.card
+        if card is None or card.device.key != device.key:
+            return  # another opening's swap came after this one's: that opening shows its own device
         if from_top:
             self.scroll_home(animate=False)
         self.device = device
-        self.card.describe(device, runtime, torch_state, source)
+        card.describe(device, runtime, torch_state, source)
         self.show_health()
         self.query_one("#detail-title", Static).update(
             Text.assemble(
@@ -266,9 +269,23 @@ class DeviceDetail(VerticalScroll):
             )
         )
 
+    async def _swap_card(self, device: DeviceInfo) -> None:
+        """The card of `device` in place of the last one, one swap at a time. No card while they swap:
+        readings land between the awaits (the poll's, every refresh), and the old card's gauges are going
+        while the new one's are not built until its mount is done."""
+        async with self._swapping:
+            if self.card is not None and self.card.device.key == device.key:
+                return
+            self.card = None
+            await self.query(DeviceCard).remove()
+            card = DeviceCard(device, interval_s=self.interval_s, window_s=self.window_s)
+            card.add_class("detail-card")
+            await self.mount(card, after="#detail-title")
+            self.card = card
+
     def show_sample(self, sample: Sample | None, runtime: Runtime, history: History) -> None:
-        if self.device is None or self.card is None:
-            return
+        if self.device is None or self.card is None or self.card.device.key != self.device.key:
+            return  # a card on its way in, or one a cancelled opening left: the next reading is its own
         series = {metric: history.series(self.device.key, metric) for metric in LINES}
         self.card.show_sample(sample, series)
         table = self.query_one("#detail-fields", LiveTable)
