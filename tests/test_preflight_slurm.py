@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -134,7 +135,11 @@ def test_rank_0_killed_under_srun_is_named_by_rank_1(slurm):
     assert time.monotonic() - started < 60, run.stdout + run.stderr
     assert run.stdout.startswith("gpudash preflight · 2 ranks (srun, gloo) · FAILED on rank 0"), run.stdout + run.stderr
     assert "rank 0: CRITICAL preflight.lost (drain): died: its process ended without a word" in run.stdout
-    assert "task 0: Killed" in run.stderr and "task 1: Exited with exit code 1" in run.stderr, run.stderr
+    assert "task 0: Killed" in run.stderr, run.stderr
+    # Rank 1 exits 1 once the table is out; srun's SIGTERM can still reach it while the interpreter shuts down,
+    # after Python has put the default handlers back (CI saw "task 1: Terminated" after rank 1's last line).
+    assert "gpudash preflight: failed on rank 0" in run.stderr, run.stderr
+    assert re.search(r"task 1: (Exited with exit code 1|Terminated)\n", run.stderr), run.stderr
 
 
 def test_a_rank_waiting_for_the_store_when_srun_ends_the_step_says_so(slurm, tmp_path):

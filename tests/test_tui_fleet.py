@@ -205,17 +205,26 @@ async def test_fleet_tab_at_80x24_keeps_host_names_apart_and_the_readings_whole(
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("f")
             table = app.query_one("#fleet-table", FleetTable)
-            await wait_until(pilot, lambda: table.row_count == 3 and "node-a018" in screen_text(app), 20)
+            legend = "host names: .… = .cluster.example.com"  # the status line's, once the table has said it
+            await wait_until(
+                pilot,
+                lambda: table.row_count == 3 and "node-a018" in screen_text(app) and legend in squeezed(app),
+                20,
+            )
             lines = screen_text(app).splitlines()
             first = [next(line.split()[0] for line in lines if line.strip().startswith(n[:9])) for n in names]
             assert first == ["node-a017.…", "node-a018.…"]  # apart, and each its own host's
-            assert "host names: .… = .cluster.example.com" in " ".join(" ".join(lines).split())
             row = next(line for line in lines if line.strip().startswith("node-a018"))
             assert "50%" in row and "10.0 / 80.0 GiB" in row and "50 C" in row and "500 W" in row
             table.focus()
             table.cursor_row = 2
             await pilot.press("enter")  # the whole name, drilled into
-            await wait_until(pilot, lambda: f"showing {names[1]}" in " ".join(screen_text(app).split()), timeout=10)
+            await wait_until(pilot, lambda: f"showing {names[1]}" in squeezed(app), timeout=10)
+
+
+def squeezed(app) -> str:
+    """The screen's words on one line, one space between them (the status line wraps at 80 columns)."""
+    return " ".join(screen_text(app).split())
 
 
 def test_the_lines_under_the_table_name_a_few_and_count_the_rest():
