@@ -105,6 +105,9 @@ def cluster(folder: Path, cpus: int = 2, nodes: int = 1) -> Iterator[dict[str, s
     munge_socket = folder / "munge.sock"
     for sub in ["state", "spool"] + ([f"spool-{n}" for n in names] if nodes > 1 else []):
         (folder / sub).mkdir(exist_ok=True)
+    # Job ids from the process id: two test clusters on one host (a second copy of the suite beside CI's) both
+    # counted from 1, so their steps derived the same store port (gpudash.preflight.slurm.job_port) at once.
+    first_job_id = 1 + (os.getpid() % 4000) * 100
     conf = folder / "slurm.conf"
     conf.write_text(
         f"""ClusterName=gpudashtest
@@ -136,6 +139,7 @@ SlurmdTimeout=60
 InactiveLimit=0
 KillWait=5
 MinJobAge=0
+FirstJobId={first_job_id}
 {node_lines}
 PartitionName=debug Nodes={",".join(names)} Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 """
