@@ -170,11 +170,17 @@ def node_exporter(textfile_dir: Path) -> Iterator[str]:
         stop(proc)
 
 
-def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
-    """A certificate and key for 127.0.0.1 (openssl), valid for a day: TLS tests trust it as their CA file."""
+def self_signed_certificate(folder: Path, serial: int | None = None) -> tuple[Path, Path]:
+    """A certificate and key for 127.0.0.1 (openssl), valid for a day: TLS tests trust it as their CA file.
+    `serial`: its serial number (openssl -set_serial), to tell rotated certificates apart; an EC key then, quick
+    to make when a test needs several."""
+    folder.mkdir(parents=True, exist_ok=True)
     cert, key = folder / "cert.pem", folder / "key.pem"
+    kind = ["rsa:2048"] if serial is None else ["ec", "-pkeyopt", "ec_paramgen_curve:prime256v1"]
+    numbered = [] if serial is None else ["-set_serial", str(serial)]
+    subject = "/CN=127.0.0.1" if serial is None else f"/CN=127.0.0.1 {serial}"
     subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
+        ["openssl", "req", "-x509", "-newkey", *kind, "-nodes", "-days", "1", *numbered, "-subj", subject,
          "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
         check=True, capture_output=True, timeout=60,
     )  # fmt: skip

@@ -9,30 +9,15 @@ from __future__ import annotations
 import os
 import socket
 import ssl
-import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from servers import DGX, gpudash_serve, stderr_line, stop
+from servers import DGX, gpudash_serve, self_signed_certificate, stderr_line, stop
 from test_serve_limits import running, scrape
 
 from gpudash.exporter.server.reload import TLSFilesWatch, pair_context
 
 pytestmark = pytest.mark.light
-
-
-def certificate(folder: Path, serial: int) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 with this serial number, and its key (EC: quick to make)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-         "-days", "1", "-set_serial", str(serial), "-subj", f"/CN=127.0.0.1 {serial}",
-         "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True, timeout=60,
-    )  # fmt: skip
-    return cert, key
 
 
 def trusting(*certs: Path) -> ssl.SSLContext:
@@ -51,13 +36,6 @@ def served_serial(port: int, context: ssl.SSLContext) -> int:
         return int(str(peer["serialNumber"]), 16)
 
 
-def wait_for(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
-
-
 def point(link: Path, target: Path) -> None:
     """Move the symlink `link` to `target` at once, as Kubernetes swaps a mounted secret's ..data."""
     new = link.with_name(link.name + ".new")
@@ -67,7 +45,7 @@ def point(link: Path, target: Path) -> None:
 
 def test_a_rotated_pair_is_served_and_bad_pairs_keep_the_last_good(tmp_path):
     """A running `gpudash serve`, its --tls-cert/--tls-key behind a symlinked folder swapped whole."""
-    versions = {n: certificate(tmp_path / f"v{n}", n) for n in (1, 2, 3, 4, 5)}
+    versions = {n: self_signed_certificate(tmp_path / f"v{n}", n) for n in (1, 2, 3, 4, 5)}
     trust = trusting(*(cert for cert, _ in versions.values()))
     live = tmp_path / "live"
     live.symlink_to(tmp_path / "v1")
@@ -85,38 +63,33 @@ def test_a_rotated_pair_is_served_and_bad_pairs_keep_the_last_good(tmp_path):
         )
         assert served_serial(port, trust) == 2
 
-        mismatched = tmp_path / "mismatched"  # certificate 3 with key 4
-        mismatched.mkdir()
-        (mismatched / "cert.pem").write_bytes(versions[3][0].read_bytes())
-        (mismatched / "key.pem").write_bytes(versions[4][1].read_bytes())
-        point(live, mismatched)
-        assert stderr_line(proc, "warning").strip() == (
-            f"gpudash: warning: --tls-key {key}: not the private key of the certificate in --tls-cert {cert}; "
-            "still serving with the certificate read before"
-        )
-        assert served_serial(port, trust) == 2
+        def refused(name: str, cert_pem: bytes, key_pem: bytes | None, warning: str) -> None:
+            """The live folder swapped to a pair that cannot be used: one warning, the last good one served."""
+            folder = tmp_path / name
+            folder.mkdir()
+            (folder / "cert.pem").write_bytes(cert_pem)
+            if key_pem is not None:
+                (folder / "key.pem").write_bytes(key_pem)
+            point(live, folder)
+            assert stderr_line(proc, "warning").strip() == (
+                f"gpudash: warning: {warning}; still serving with the certificate read before"
+            )
+            assert served_serial(port, trust) == 2
 
-        half = tmp_path / "half"  # certificate 3 cut in the middle, as a copy still under way leaves it
-        half.mkdir()
-        text = versions[3][0].read_bytes()
-        (half / "cert.pem").write_bytes(text[: len(text) // 2])
-        (half / "key.pem").write_bytes(versions[3][1].read_bytes())
-        point(live, half)
-        assert stderr_line(proc, "warning").strip() == (
-            f"gpudash: warning: --tls-cert {cert}: no whole PEM certificate in it (empty, or still being written); "
-            "still serving with the certificate read before"
+        pem = {n: (c.read_bytes(), k.read_bytes()) for n, (c, k) in versions.items()}
+        refused(  # certificate 3 with key 4
+            "mismatched",
+            pem[3][0],
+            pem[4][1],
+            f"--tls-key {key}: not the private key of the certificate in --tls-cert {cert}",
         )
-        assert served_serial(port, trust) == 2
-
-        keyless = tmp_path / "keyless"
-        keyless.mkdir()
-        (keyless / "cert.pem").write_bytes(versions[5][0].read_bytes())
-        point(live, keyless)
-        assert stderr_line(proc, "warning").strip() == (
-            f"gpudash: warning: --tls-key {key}: cannot read it: No such file or directory; "
-            "still serving with the certificate read before"
+        refused(  # certificate 3 cut in the middle, as a copy still under way leaves it
+            "half",
+            pem[3][0][: len(pem[3][0]) // 2],
+            pem[3][1],
+            f"--tls-cert {cert}: no whole PEM certificate in it (empty, or still being written)",
         )
-        assert served_serial(port, trust) == 2
+        refused("keyless", pem[5][0], None, f"--tls-key {key}: cannot read it: No such file or directory")
 
         point(live, tmp_path / "v5")  # a good pair again
         assert "again: new connections get the new certificate" in stderr_line(proc, "again")
@@ -130,7 +103,7 @@ def test_a_pair_rewritten_in_place_one_file_at_a_time(tmp_path):
     """In-process, each check called by the test: the certificate written over in place before its key (a
     mismatch in between, said once), then a half-written one; the server keeps answering with the last good
     certificate, and the accepting thread never waits on the loading."""
-    versions = {n: certificate(tmp_path / f"v{n}", n) for n in (1, 2, 3)}
+    versions = {n: self_signed_certificate(tmp_path / f"v{n}", n) for n in (1, 2, 3)}
     trust = trusting(*(c for c, _ in versions.values()))
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
     cert.write_bytes(versions[1][0].read_bytes())
@@ -164,7 +137,7 @@ def test_a_pair_rewritten_in_place_one_file_at_a_time(tmp_path):
 
 
 def test_a_plain_http_server_takes_no_certificate(tmp_path):
-    cert, key = certificate(tmp_path, 7)
+    cert, key = self_signed_certificate(tmp_path, 7)
     said: list[str] = []
     with running() as server:
         watch = TLSFilesWatch(server, str(cert), str(key), say=said.append)

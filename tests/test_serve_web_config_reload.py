@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import ssl
-import time
 import urllib.request
 from pathlib import Path
 
@@ -45,13 +44,6 @@ def status_of(url: str, context: ssl.SSLContext, user: str, password: str) -> in
             return response.status
     except urllib.error.HTTPError as exc:
         return exc.code
-
-
-def wait_for(condition, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.05)
 
 
 def test_a_changed_user_is_taken_without_a_restart_and_a_bad_file_keeps_the_last_good(tmp_path):
