@@ -36,8 +36,10 @@ class FieldProblem(ValueError):
     """'where: what is wrong', e.g. 'devices[0].samples[3].power_w: expected a number or null, got "x"'."""
 
 
+@cache
 def value_range(name: str) -> tuple[float, float] | None:
-    """The allowed (low, high) of a field called `name`; None when any finite number goes."""
+    """The allowed (low, high) of a field called `name`; None when any finite number goes. Cached: the names
+    are the dataclasses' fields, asked for with every answer checked."""
     if not name or name.endswith(_SIGNED):
         return None
     for suffix, bounds in _UNIT_RANGES:
@@ -111,7 +113,7 @@ def _taken_as_is(quick: tuple[tuple[type, ...], bool, bool, bool] | None, value:
         return True
     if not -MAX_INT <= value <= MAX_INT:  # NaN and the infinities fail this too
         return False
-    bounds = _bounds(name)
+    bounds = value_range(name)
     return bounds is None or bounds[0] <= value <= bounds[1]
 
 
@@ -133,11 +135,6 @@ def _quick(kind: Any) -> tuple[tuple[type, ...], bool, bool, bool] | None:
     if shape[0] == "dict" and _shape(shape[1]) == ("str",):
         return (dict,), nullable, False, True
     return None
-
-
-@cache
-def _bounds(name: str) -> tuple[float, float] | None:
-    return value_range(name)
 
 
 @cache
