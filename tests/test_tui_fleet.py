@@ -309,7 +309,12 @@ async def test_fleet_tab_frees_the_cycles_rounds_froze_while_no_key_comes(monkey
                 await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
                 counted.append(len(alive))
             assert max(counted) <= max(2, start), counted
-            monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 3600.0)  # a key an hour ago would defer it
+            # Due (a period and a half since the last) but not overdue: a key an hour ago would defer it.
+            monkeypatch.setattr(fleet_view, "RECLAIM_EVERY_S", 1000.0)
+            monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 3600.0)
+            before = view.fleet
+            await wait_until(pilot, lambda: view.fleet is not before, timeout=20)  # none in flight reclaims now
+            view._reclaimed = time.monotonic() - 1500.0
             app.query_one("#fleet-table", FleetTable).focus()
             await pilot.press("down")
             first = len(alive)
@@ -321,3 +326,73 @@ async def test_fleet_tab_frees_the_cycles_rounds_froze_while_no_key_comes(monkey
             typed = view._last_key
             await pilot.press("t")  # a key the filter box keeps to itself is counted too
             assert view._last_key > typed
+
+
+def test_reclaim_is_put_off_by_keys_only_so_long(monkeypatch):
+    """The rule (fleet_view.reclaim_due): due once a period is over and no key came for RECLAIM_IDLE_S; from
+    RECLAIM_SOONER_AFTER periods a shorter quiet gap will do; from RECLAIM_ANYWAY_AFTER periods, keys or not."""
+    from gpudash.tui.screens import fleet_view
+    from gpudash.tui.screens.fleet_view import reclaim_due
+
+    every = fleet_view.RECLAIM_EVERY_S
+    assert not reclaim_due(every - 1, 1e9)  # not due
+    assert reclaim_due(every, fleet_view.RECLAIM_IDLE_S) and not reclaim_due(every, fleet_view.RECLAIM_IDLE_S - 0.1)
+    overdue = fleet_view.RECLAIM_SOONER_AFTER * every
+    assert fleet_view.RECLAIM_SOONER_IDLE_S < fleet_view.RECLAIM_IDLE_S
+    assert not reclaim_due(overdue - 1, fleet_view.RECLAIM_SOONER_IDLE_S)
+    assert reclaim_due(overdue, fleet_view.RECLAIM_SOONER_IDLE_S)
+    assert not reclaim_due(overdue, fleet_view.RECLAIM_SOONER_IDLE_S - 0.1)
+    anyway = fleet_view.RECLAIM_ANYWAY_AFTER * every
+    assert not reclaim_due(anyway - 1, 0.0) and reclaim_due(anyway, 0.0)  # a key this instant, even
+
+
+async def test_fleet_tab_reclaims_past_the_bound_while_keys_keep_coming(monkeypatch):
+    """Keys that never leave a quiet gap put the reclaim off, but past RECLAIM_ANYWAY_AFTER periods the next
+    round runs it anyway: the cycles earlier rounds froze are freed (without the bound they all stay)."""
+    import weakref
+
+    from gpudash.tui.screens import fleet_view
+
+    alive: weakref.WeakSet = weakref.WeakSet()
+    holder: list = []
+    original_round = Scraper.round
+
+    class Cycle:
+        def __init__(self) -> None:
+            self.me = self
+
+    def round_with_a_cycle(self):
+        cycle = Cycle()  # garbage with a cycle once the next round has started: frozen, freed by a reclaim only
+        alive.add(cycle)
+        holder[:] = [cycle]
+        return original_round(self)
+
+    monkeypatch.setattr(Scraper, "round", round_with_a_cycle)
+    monkeypatch.setattr(fleet_view, "RECLAIM_EVERY_S", 1000.0)
+    monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 3600.0)  # a key within the hour defers it...
+    monkeypatch.setattr(fleet_view, "RECLAIM_SOONER_IDLE_S", 3600.0)  # ...overdue too: only the bound is left
+    with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
+        app = fleet_app([hostport(a)], interval=1.0)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f")
+            view = app.query_one("#fleet")
+            await wait_until(pilot, lambda: "1 host: 1 up" in screen_text(app), timeout=20)
+            app.query_one("#fleet-table", FleetTable).focus()
+            await pilot.press("down")  # a key: the reclaim is put off
+            for _ in range(3):
+                before = view.fleet
+                await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
+            piled = len(alive)
+            assert piled >= 3  # frozen, not freed: no reclaim is due
+            stamp = view._reclaimed = time.monotonic() - 2.5 * fleet_view.RECLAIM_EVERY_S  # overdue, keys coming
+            await pilot.press("up")
+            before = view.fleet
+            await wait_until(pilot, lambda: view.fleet is not before, timeout=20)
+            assert view._reclaimed == stamp and len(alive) >= piled  # between the bounds: still put off
+            frozen = [weakref.ref(cycle) for cycle in list(alive)]
+            assert len(frozen) >= piled
+            view._reclaimed = time.monotonic() - fleet_view.RECLAIM_ANYWAY_AFTER * fleet_view.RECLAIM_EVERY_S
+            await pilot.press("down")
+            await wait_until(pilot, lambda: time.monotonic() - view._reclaimed < 60, timeout=20)
+            left = [ref for ref in frozen if ref() is not None]
+            assert len(left) <= 1, len(left)  # the cycle of the round that reclaimed, if it had begun already

@@ -31,8 +31,8 @@ the Fleet tab that is each round's Textual worker (its thread's context holds th
 dashboard's drawn lines (textual.strip.Strip with its caches): some 57 objects a round at 128 hosts, so what
 is frozen grew with the rounds (docs/performance.md, "Fleet soak", benchmarks/fleet_gc_soak.py). `reclaim()`
 unfreezes, runs one full collection, which frees them, and freezes again; the Fleet tab calls it instead of
-`refreeze()` once every RECLAIM_EVERY_S and only while no key has come for a few seconds
-(gpudash.tui.screens.fleet_view). The engine's own rounds make no such garbage (measured the same way).
+`refreeze()` once every RECLAIM_EVERY_S while no key has come for a few seconds, and regardless once keys have
+put it off for a bounded time (gpudash.tui.screens.fleet_view.reclaim_due). The engine's own rounds make no such garbage (measured the same way).
 """
 
 from __future__ import annotations

@@ -41,14 +41,34 @@ if TYPE_CHECKING:
 FIRST_ROUND_AFTER_S = 0.3
 # What rounds froze and later left as cyclic garbage (gpudash.fleet.gc_pause) is freed by a full collection in a
 # round's worker this often, once no key has come for RECLAIM_IDLE_S: it holds the GIL 112-120 ms at 128 hosts,
-# 290-690 ms at 1,024 (docs/performance.md, "Fleet soak").
+# 290-690 ms at 1,024 (docs/performance.md, "Fleet soak"). Keys can put it off, but not without bound
+# (reclaim_due): from RECLAIM_SOONER_AFTER periods since the last, a quiet RECLAIM_SOONER_IDLE_S will do, and
+# from RECLAIM_ANYWAY_AFTER periods it runs at the next round whatever the keys (docs/fleet.md).
 RECLAIM_EVERY_S = 600.0
 RECLAIM_IDLE_S = 5.0
+RECLAIM_SOONER_AFTER = 2.0  # x RECLAIM_EVERY_S since the last reclaim: overdue, a shorter quiet gap will do
+RECLAIM_SOONER_IDLE_S = 1.0
+RECLAIM_ANYWAY_AFTER = 3.0  # x RECLAIM_EVERY_S: run at the next round, a key pressed then waits for it
 HINT = "Enter on a host: its devices, targets, error and history"
 NOT_CONFIGURED = (
     'No fleet configured. Set [fleet] prometheus = "http://prometheus:9090" or hosts = ["node1:9483", ...] '
     "(or hostfile) in the config, or run `gpudash fleet --hosts ...` headless. docs/fleet.md has examples."
 )
+
+
+def reclaim_due(since_reclaim: float, since_key: float) -> bool:
+    """Whether a round's worker runs gc_pause.reclaim now, `since_reclaim` seconds after the last one and
+    `since_key` after the last key: once a period is over and no key came for RECLAIM_IDLE_S; from
+    RECLAIM_SOONER_AFTER periods, after RECLAIM_SOONER_IDLE_S without one; from RECLAIM_ANYWAY_AFTER, regardless.
+    What rounds froze and left as garbage meanwhile (about 0.5 MiB a minute at 128 hosts) is so bounded by
+    RECLAIM_ANYWAY_AFTER periods' worth, however the keys come."""
+    every = RECLAIM_EVERY_S
+    if since_reclaim < every:
+        return False
+    if since_reclaim >= RECLAIM_ANYWAY_AFTER * every:
+        return True
+    idle = RECLAIM_SOONER_IDLE_S if since_reclaim >= RECLAIM_SOONER_AFTER * every else RECLAIM_IDLE_S
+    return since_key >= idle
 
 
 @dataclass(frozen=True)
@@ -211,10 +231,10 @@ class FleetView(Vertical):
         except Exception:  # a bug in showing the round: said where it is shown, on the UI thread (_landed)
             prepared = None
         # No full collection walks what this round keeps, on any thread: one fell on the UI thread every round
-        # or two at 1,024 hosts, 290-690 ms (gpudash.fleet.gc_pause). Except, every RECLAIM_EVERY_S while no key
-        # has come for RECLAIM_IDLE_S, one that frees the cyclic garbage earlier rounds froze (gc_pause.reclaim).
+        # or two at 1,024 hosts, 290-690 ms (gpudash.fleet.gc_pause). Except, every RECLAIM_EVERY_S at a quiet
+        # moment (reclaim_due), one that frees the cyclic garbage earlier rounds froze (gc_pause.reclaim).
         now = time.monotonic()
-        if now - self._reclaimed >= RECLAIM_EVERY_S and now - self._last_key >= RECLAIM_IDLE_S:
+        if reclaim_due(now - self._reclaimed, now - self._last_key):
             reclaim(first=True)
             self._reclaimed = time.monotonic()
         else:
