@@ -46,7 +46,8 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
             await wait_until(pilot, lambda: "AMD Instinct MI300X" in screen_text(app), timeout=5)
             text = screen_text(app)
             assert "node-a" in text and "node-b[/]" in text  # another machine's words, never markup
-            assert f"{down}: connection refused" in text
+            down_line = next(line for line in text.splitlines() if line.split()[:1] == [down])
+            assert down_line.split()[1:] == ["unreachable", "–", "–", "connection", "refused"]  # its name said once
             table = app.query_one("#fleet-table", FleetTable)
             assert table.row_count == 8 + MIG_ROWS + 1 + 1
             table.focus()
@@ -396,3 +397,59 @@ async def test_fleet_tab_reclaims_past_the_bound_while_keys_keep_coming(monkeypa
             await wait_until(pilot, lambda: time.monotonic() - view._reclaimed < 60, timeout=20)
             left = [ref for ref in frozen if ref() is not None]
             assert len(left) <= 1, len(left)  # the cycle of the round that reclaimed, if it had begun already
+
+
+async def test_fleet_tab_at_80x24_says_why_a_host_is_down_readably():
+    """At 80 columns the reason a host is down spans its line's blank columns instead of being cut at the name
+    column's NAME_MIN: whole where it fits (the host's own name left off its front), else a word per cause with
+    "(Enter: why)", never a word cut; Enter shows the whole text."""
+    from servers import exposition_server, socket_server
+    from test_fleet_operators import gpudash_page
+
+    def never_answers(conn) -> None:
+        while conn.recv(4096):  # reads the request, answers nothing, until the test ends
+            pass
+
+    refused = f"127.0.0.1:{free_port()}"
+    with exposition_server(gpudash_page("dgx-01", [60, 91])) as (a, _), socket_server(never_answers) as (url, _):
+        silent = hostport(url)
+        app = fleet_app([hostport(a), refused, silent], timeout_s=2.0, interval=30.0)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("f")
+            table = app.query_one("#fleet-table", FleetTable)
+            await wait_until(pilot, lambda: table.row_count == 4 and "dgx-01" in screen_text(app), 20)
+
+            def line_of(host: str) -> list[str]:  # its words after the host column (its name may be abbreviated)
+                port = host.rsplit(":", 1)[1]
+                line = next((line for line in screen_text(app).splitlines() if f":{port} " in line), "")
+                return line.split()[1:]
+
+            await wait_until(pilot, lambda: "refused" in line_of(refused) and "timeout" in line_of(silent), 10)
+            assert line_of(refused) == ["unreachable", "–", "–", "connection", "refused"]  # whole
+            assert line_of(silent) == ["unreachable", "–", "–", "timeout", "(Enter:", "why)"]  # a word, on purpose
+            row = next(line for line in screen_text(app).splitlines() if " nvidia:0 " in line)
+            assert " H100 80… " in row  # the name column is at NAME_MIN: the reasons did not fit in it
+            table.focus()
+            table.move_to_key(next(key for key, host in table.host_of.items() if host == silent))
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: "no answer within 2 s" in squeezed(app), 10)
+
+
+def test_a_reason_is_whole_or_a_word_per_cause():
+    from gpudash.tui.widgets.fleet_table import WHY, reason_in, reason_of, short_reason
+
+    assert reason_of("10.0.0.5:9400", "10.0.0.5:9400: connection refused") == "connection refused"
+    assert reason_of("node-a", "node-a:9400: connection refused") == "node-a:9400: connection refused"
+    dropped = "no answer within 5 s (dropped from this round); before: connection refused"
+    assert short_reason(dropped) == "timeout; before: refused"
+    prometheus = 'Get "http://10.0.0.5:9400/metrics": dial tcp 10.0.0.5:9400: connect: connection refused'
+    assert short_reason(prometheus) == "refused"
+    assert short_reason("server returned HTTP status 503 Service Unavailable") == "HTTP 503"
+    assert short_reason("HTTP 404 Not Found") == "HTTP 404"
+    assert short_reason("not a Prometheus metrics page (line 3: no value)") == "bad body"
+    assert short_reason("an HTML page, not metrics (is the path /metrics?)") == "HTML page"
+    assert short_reason("0 GPUs of 8 expected; serves no device series (a wrong port?)") == "GPUs missing; no devices"
+    assert short_reason("a; b") == "error"  # each cause once, and none is made up
+    assert reason_in("connection refused", 18) == "connection refused"  # whole where it fits
+    assert reason_in(prometheus, 40) == "refused" + WHY
+    assert reason_in(prometheus, 10) == "refused"

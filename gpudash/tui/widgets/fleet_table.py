@@ -20,6 +20,12 @@ dashboard's device rows do (gpudash.render.monitor.short_name: `NVIDIA H100 80GB
 the name column (GPU model, or the host's error) gives way down to NAME_MIN; 3. the host column keeps the start and the distinguishing end of each name with a `…` between
 (`rack-…a017.…`), down to HOST_MIN, and only as far as every host shown keeps a name of its own. Host names are
 never cut at their end, where hosts differ; what still does not fit scrolls sideways.
+
+A host shown without devices (unreachable, or answering with none) has one line whose name column carries the
+reason, the host's own name left off its front (`127.0.0.1:9483: connection refused` on host 127.0.0.1:9483 reads
+`connection refused`). The reason spans the columns after it, blank on that line, up to the screen's edge; where
+it is still longer, it is abbreviated on purpose to a word per cause (`short_reason`: "timeout; before: refused",
+"HTTP 404", "bad body", "no devices", ...) with "(Enter: why)", never cut mid-word: Enter shows the whole text.
 """
 
 from __future__ import annotations
@@ -56,6 +62,32 @@ HOST_MIN = 12  # the host column is shortened in its middle down to this, while 
 DOMAIN_MARK = ".…"  # in place of the domain every host shown shares (named in the status line)
 MIDDLE_MARK = "…"  # in place of the middle of a name: its start and its distinguishing end stay
 _DOMAIN = re.compile(r"(\.[A-Za-z0-9_-]+)*\.[A-Za-z][A-Za-z0-9-]*")  # a DNS domain, ending in a word (no IP)
+WHY = " (Enter: why)"  # after a reason abbreviated to its words: Enter shows the whole text
+# A word for each cause a reason's clause names: gpudash.fleet.fetch's and .scrape's errors, Prometheus's
+# lastError for a target (through the Prometheus API) and gpudash.fleet.verdict's problems. First match wins.
+REASON_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), word)
+    for pattern, word in (
+        (r"connection refused", "refused"),
+        (r"no answer within|could not be read within|deadline exceeded|timed? ?out", "timeout"),
+        (r"unknown host|no such host|name resolution", "unknown host"),
+        (r"\bTLS\b|x509|certificate", "TLS"),
+        (r"an HTML page", "HTML page"),
+        (r"larger than|size limit", "too large"),
+        (r"closed the connection", "closed"),
+        (r"cut off|unexpected EOF|connection reset", "cut off"),
+        (r"not a Prometheus metrics page|expected a valid|invalid|malformed|parse", "bad body"),
+        (r"serves no device series", "no devices"),
+        (r"lost GPU", "lost GPU"),
+        (r"GPUs? of \d+ expected", "GPUs missing"),
+        (r"no answer yet", "no answer yet"),
+        (r"not asked", "not asked"),
+        (r"last scraped", "stale"),
+        (r"up == 0", "down"),
+        (r"budget|too many", "over budget"),
+    )
+)
+_HTTP = re.compile(r"\bHTTP (?:status )?(\d{3})\b")
 
 Words = tuple[str, ...]
 Sizes = tuple[int, ...]  # each word's width on screen
@@ -70,6 +102,33 @@ def drift_word(facts: list[str]) -> str:
     return ",".join(f"≠{fact}" for fact in facts)
 
 
+def reason_of(host_name: str, why: str) -> str:
+    """A host line's reason without the host's own name in front (the host column says it)."""
+    own = f"{host_name}: "
+    return why[len(own) :] if why.startswith(own) and len(why) > len(own) else why
+
+
+def short_reason(why: str) -> str:
+    """A reason in a word per cause, in the order said ("timeout; before: refused"), each cause once."""
+    words: list[str] = []
+    for clause in why.split("; "):
+        before = clause.startswith("before: ")
+        http = _HTTP.search(clause)
+        word = f"HTTP {http.group(1)}" if http else next((w for p, w in REASON_WORDS if p.search(clause)), "error")
+        word = f"before: {word}" if before else word
+        if word not in words:
+            words.append(word)
+    return "; ".join(words)
+
+
+def reason_in(why: str, room: int) -> str:
+    """The reason as it fits `room` cells: whole, else its words with WHY, else its words (cut if need be)."""
+    if cell_len(why) <= room:
+        return why
+    short = short_reason(why)
+    return short + WHY if cell_len(short) + len(WHY) <= room else short
+
+
 @dataclass(frozen=True)
 class TableRows:
     """What the table shows of a set of hosts, worked out away from the UI thread: each line's words, each
@@ -81,6 +140,7 @@ class TableRows:
     natural: tuple[int, ...]  # each column's widest cell, the header's included
     names: tuple[str, ...]  # the hosts' names, in order
     short_names: int = 0  # the name column's widest cell with the models' short names (render.monitor.short_name)
+    reasons: int = 0  # the widest reason of a host's line without devices (not in `natural`: it spans the line)
 
 
 def table_rows(hosts: Sequence[Host], odd: dict[str, list[str]], before: dict[str, Line] | None = None) -> TableRows:
@@ -93,6 +153,8 @@ def table_rows(hosts: Sequence[Host], odd: dict[str, list[str]], before: dict[st
     name, device = header.index("name"), header.index("device")
     shortened: dict[str, int] = {}  # each model's short name's width (a few models in a fleet)
     short_widest = len("name")
+    reasons = 0
+    measured: list[Sizes] = []  # each line's widths, a reason's left out (it spans the line's blank columns)
     for host in hosts:
         first_words = [host.name, status_word(host), health_word(host)]
         if odd:
@@ -102,18 +164,22 @@ def table_rows(hosts: Sequence[Host], odd: dict[str, list[str]], before: dict[st
             key = f"{host.name}\t{device_id}"
             host_of[key] = host.name
             words = (*(first_words if i == 0 else blank), *cells)
+            if words[device] == NO_DEVICE:
+                words = (*words[:name], reason_of(host.name, words[name]), *words[name + 1 :])
             line = (words, sizes_of(words), host.status)
             if words[device] == NO_DEVICE:
-                short_widest = max(short_widest, line[1][name])
+                reasons = max(reasons, line[1][name])
+                measured.append((*line[1][:name], 0, *line[1][name + 1 :]))
             else:
+                measured.append(line[1])
                 width = shortened.get(words[name])
                 if width is None:
                     width = shortened[words[name]] = cell_len(short_name(words[name]))
                 short_widest = max(short_widest, width)
             was = before.get(key)
             rows.append((key, was if was == line else line))
-    natural = tuple(map(max, zip(sizes_of(header), *(line[1] for _, line in rows))))
-    return TableRows(header, rows, host_of, natural, tuple(h.name for h in hosts), short_widest)
+    natural = tuple(map(max, zip(sizes_of(header), *measured)))
+    return TableRows(header, rows, host_of, natural, tuple(h.name for h in hosts), short_widest, reasons)
 
 
 def shared_domain(names: Sequence[str]) -> str:
@@ -198,6 +264,7 @@ class FleetTable(LiveTable):
         self.abbreviation = WHOLE
         self.short_names = False  # the models' short names in the name column (a narrow screen)
         self._abbreviations: dict[tuple[tuple[str, ...], int], tuple[Abbreviation, int]] = {}
+        self.reason_room = 0  # the cells a host's reason may take on its line (from the name column on)
 
     @property
     def legend(self) -> str:
@@ -219,14 +286,26 @@ class FleetTable(LiveTable):
         self._shown = shown
         self.host_of = shown.host_of
         self._header = shown.header
-        was = self.abbreviation, self.short_names
+        was, was_room = (self.abbreviation, self.short_names), self.reason_room
         self._column_widths = widths = self._fit_widths(shown)
+        width = sum(w + 1 for w in widths)
+        room = self.reason_room = self._reason_room(shown, widths)
         self._texts = {}  # lines drawn before are kept as strips (LiveTable) while their words and widths stay
         header = line_text(self._header, sizes_of(self._header), "", widths, self._header)
         header.stylize("bold")
-        self.show([LiveColumn("line", header, sum(w + 1 for w in widths))], shown.rows)
-        if (self.abbreviation, self.short_names) != was:  # the same words drawn differently: no line stays
+        start = sum(w + 1 for w in widths[: self._header.index("name")])
+        self.show([LiveColumn("line", header, max(width, start + 1 + room))], shown.rows)
+        if (self.abbreviation, self.short_names, room) != (*was, was_room):  # the same words drawn differently
             self._changed_all()
+
+    def _reason_room(self, shown: TableRows, widths: tuple[int, ...]) -> int:
+        """A reason's cells: from the name column to the line's end, or further to the widest reason, but not
+        past the screen's edge (the width fitting leaves 2 cells), nor narrower than the name column."""
+        name = self._header.index("name")
+        start = sum(w + 1 for w in widths[:name])
+        screen = self.size.width or self.app.size.width
+        line = sum(w + 1 for w in widths) - start - 1
+        return max(widths[name], min(screen - 2 - start - 1, max(line, shown.reasons)))
 
     def cells_from(self, row: Line) -> list[Text]:
         texts = self._texts.get(row)
@@ -237,11 +316,18 @@ class FleetTable(LiveTable):
                 name = short.short(words[HOST])
                 words, sizes = (name, *words[1:]), (cell_len(name), *sizes[1:])
             column = self._header.index("name")
-            if self.short_names and words[column - 1] != NO_DEVICE:  # "device" comes just before "name"
+            room = 0
+            if words[column - 1] == NO_DEVICE:  # "device" comes just before "name": a reason, not a model
+                room = self.reason_room
+                why = reason_in(words[column], room)
+                if why is not words[column]:
+                    words = (*words[:column], why, *words[column + 1 :])
+                    sizes = (*sizes[:column], cell_len(why), *sizes[column + 1 :])
+            elif self.short_names:
                 model = short_name(words[column])
                 words = (*words[:column], model, *words[column + 1 :])
                 sizes = (*sizes[:column], cell_len(model), *sizes[column + 1 :])
-            texts = self._texts[row] = [line_text(words, sizes, status, self._column_widths, self._header)]
+            texts = self._texts[row] = [line_text(words, sizes, status, self._column_widths, self._header, room)]
         return texts
 
     def _fit_widths(self, shown: TableRows) -> tuple[int, ...]:
@@ -287,14 +373,24 @@ class FleetTable(LiveTable):
 
 
 def line_text(
-    words: Words, sizes: Sizes, status: str, widths: tuple[int, ...], header: Sequence[str] = tuple(HEADER)
+    words: Words,
+    sizes: Sizes,
+    status: str,
+    widths: tuple[int, ...],
+    header: Sequence[str] = tuple(HEADER),
+    reason_room: int = 0,
 ) -> Text:
-    """One line: each word in its column (numbers to the right, a word too long cut with "…")."""
+    """One line: each word in its column (numbers to the right, a word too long cut with "…"). reason_room: the
+    name column's word is a host's reason, given that many cells in place of the (blank) columns after it."""
     parts = []
     for column, word, n, width in zip(header, words, sizes, widths):
+        if reason_room and column == "name":
+            width = reason_room
         if n > width:
             word, n = set_cell_size(word, width - 1) + "…", width
         parts.append(" " + (" " * (width - n) + word if column in RIGHT else word + " " * (width - n)))
+        if reason_room and column == "name":
+            break  # the reason took the columns after it
     line = Text("".join(parts), end="")
     style = STATUS_STYLE.get(status)
     if style and words[STATUS]:
