@@ -8,7 +8,6 @@ from gpudash.allocation.idle import IdleWatch
 from gpudash.devices import Machine
 from gpudash.devices.fields import lost_reason
 from gpudash.knowledge import arch_for
-from gpudash.knowledge.mamf import mamf_json
 from gpudash.models import LOST, OK, DeviceInfo, Sample, json_safe, to_dict
 from gpudash.precisions import PRECISIONS
 
@@ -43,6 +42,8 @@ def precision_support(device: DeviceInfo) -> dict[str, dict[str, Any]]:
 def device_json(
     device: DeviceInfo, sample: Sample | None = None, health: dict[str, Any] | None = None
 ) -> dict[str, Any]:
+    from gpudash.knowledge.mamf import mamf_json  # its table is read here only, not by the dashboard's first frame
+
     arch = arch_for(device)
     status, status_reason = device_status(device, sample)
     known = device.status != LOST

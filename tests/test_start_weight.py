@@ -204,3 +204,81 @@ async def test_the_first_screen_is_styled_once_and_as_a_full_restyle_would(machi
         await wait_until(pilot, lambda: app.screen.id != "_default", timeout=30)
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen.id == "_default" and bool(whole), timeout=30)
+
+
+def test_gpudash_alone_builds_no_parser_and_gets_the_parsers_defaults(monkeypatch):
+    """`gpudash` with no words (the dashboard) skips argparse's parser: its options are what the parser gives for
+    no words. Any word still goes through the parser."""
+    import gpudash.cli as cli
+    import gpudash.cli.terminal as terminal
+    import gpudash.cli.tui_cmd as tui_cmd
+
+    assert cli.bare_args() == cli.build_parser().parse_args([]) == cli.build_parser(lazy=True).parse_args([])
+    built: list[list[str]] = []
+    build_parser = cli.build_parser
+
+    def counting(lazy: bool = False):  # type: ignore[no-untyped-def]
+        parser = build_parser(lazy=lazy)
+        parse = parser.parse_args
+        parser.parse_args = lambda words=None, ns=None: (built.append(list(words or [])), parse(words, ns))[1]  # type: ignore[method-assign]
+        return parser
+
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr(cli, "build_parser", counting)
+    monkeypatch.setattr(terminal, "is_terminal", lambda: True)
+    monkeypatch.setattr(tui_cmd, "run", lambda ctx: seen.append(dict(vars(ctx.args))) and 0)
+    parsed = vars(build_parser().parse_args([])) | {"command": "tui", "func": tui_cmd.run}
+    try:
+        assert cli.main([]) == 0
+        assert built == [] and seen == [parsed]  # the dashboard, with what the parser gave for no words
+        assert cli.main(["--readonly"]) == 0  # a word: parsed as before
+        assert built == [["--readonly"]] and seen[-1] == parsed | {"readonly": True}
+    finally:
+        gc.enable()
+
+
+def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
+    """The dashboard's first frame on an NVIDIA machine: no signalling action, no MAMF table, no AMD table, no
+    device detail's fields or card, no health catalog (its watch starts after that frame; stopped here). Each
+    comes when asked for (the tests of the detail, the signal keys, the health marks, `info --json`)."""
+    later = (
+        "gpudash.actions.processes",
+        "gpudash.knowledge.mamf",
+        "gpudash.knowledge.amd",
+        "gpudash.tui.widgets.detail_fields",
+        "gpudash.tui.widgets.device_card",
+        "gpudash.health.catalog",
+    )
+    code = f"""
+import asyncio, sys, time
+from gpudash.config import defaults
+from gpudash.devices import begin_discovery
+from gpudash.tui.app import create_app
+
+async def main():
+    machine = begin_discovery().machine(False)
+    app = create_app(machine, defaults(), add_torch_view=lambda m: None)
+    app.health_watch.start = lambda: None
+    try:
+        async with app.run_test(size=(140, 45)) as pilot:
+            deadline = time.monotonic() + 30
+            while not app.latest and time.monotonic() < deadline:
+                await pilot.pause(0.02)
+            await pilot.pause()
+            print(bool(app.latest), [n for n in {later!r} if n in sys.modules])
+    finally:
+        machine.close()
+
+asyncio.run(main())
+"""
+    fake = str(Path(__file__).resolve().parents[1] / "benchmarks" / "fake_nvml")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), fake]),
+        GPUDASH_FAKE_SNAPSHOT="dgx-h100-8gpu.json",
+        XDG_CONFIG_HOME=str(tmp_path),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env, cwd=tmp_path
+    )
+    assert out.stdout.strip().splitlines()[-1] == "True []", out.stderr

@@ -50,63 +50,69 @@ def exit_code_text() -> str:
     return "exit codes:\n" + "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES)
 
 
+# Options accepted before or after the subcommand (`gpudash --replay F info` == `gpudash info --replay F`): each
+# one's flags and argparse keywords, its default None (absent), as `gpudash` alone leaves them (bare_args()).
+GLOBAL_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--replay",), {"metavar": "FILE", "help": "behave as on the machine recorded in FILE (also GPUDASH_REPLAY)"}),
+    (("--config",), {"metavar": "PATH", "help": "config file (default: user config, then built-ins)"}),
+    (
+        ("--plugins-dir",),
+        {"metavar": "DIR", "action": "append", "help": "also load one-file plugins from DIR (repeatable)"},
+    ),
+    (
+        ("--only",),
+        {
+            "metavar": "IDX[,IDX]",
+            "action": "append",
+            "help": "work on these devices only: GPU indices or keys as `gpudash info` shows them (cpu:0 for the "
+            "CPU, which --only hides unless named); repeatable",
+        },
+    ),
+    (
+        ("--only-visible",),
+        {
+            "action": "store_true",
+            "help": "only the GPUs CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES leave visible, "
+            "as a program started here would see them (without it every GPU is shown, as nvitop does)",
+        },
+    ),
+    (
+        ("--readonly",),
+        {
+            "action": "store_true",
+            "help": "the dashboard never signals a process (its T and K keys are off), in the terminal and in every "
+            "`gpudash web` session",
+        },
+    ),
+    (
+        ("--no-color",),
+        {
+            "action": "store_true",
+            "help": "no colour in the output (also NO_COLOR=1); colour is used only on a terminal anyway",
+        },
+    ),
+    (
+        ("--force-color", "--color"),
+        {"action": "store_true", "help": "colour even when stdout is not a terminal (for `watch --color`, `less -R`)"},
+    ),
+)
+
+
 def _global_options(suppress: bool) -> argparse.ArgumentParser:
-    """Options accepted before or after the subcommand (`gpudash --replay F info` == `gpudash info --replay F`)."""
+    """The global options (GLOBAL_OPTIONS) as a parent parser: the top level's (default None) or each
+    subcommand's (`suppress`: absent unless given there, so a value given before the command stays)."""
     default = argparse.SUPPRESS if suppress else None
     parent = argparse.ArgumentParser(add_help=False)
     group = parent.add_argument_group("global options")
-    group.add_argument(
-        "--replay",
-        metavar="FILE",
-        default=default,
-        help="behave as on the machine recorded in FILE (also GPUDASH_REPLAY)",
-    )
-    group.add_argument(
-        "--config", metavar="PATH", default=default, help="config file (default: user config, then built-ins)"
-    )
-    group.add_argument(
-        "--plugins-dir",
-        metavar="DIR",
-        action="append",
-        default=default,
-        help="also load one-file plugins from DIR (repeatable)",
-    )
-    group.add_argument(
-        "--only",
-        metavar="IDX[,IDX]",
-        action="append",
-        default=default,
-        help="work on these devices only: GPU indices or keys as `gpudash info` shows them (cpu:0 for the CPU, "
-        "which --only hides unless named); repeatable",
-    )
-    group.add_argument(
-        "--only-visible",
-        action="store_true",
-        default=default,
-        help="only the GPUs CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES leave visible, as a "
-        "program started here would see them (without it every GPU is shown, as nvitop does)",
-    )
-    group.add_argument(
-        "--readonly",
-        action="store_true",
-        default=default,
-        help="the dashboard never signals a process (its T and K keys are off), in the terminal and in every "
-        "`gpudash web` session",
-    )
-    group.add_argument(
-        "--no-color",
-        action="store_true",
-        default=default,
-        help="no colour in the output (also NO_COLOR=1); colour is used only on a terminal anyway",
-    )
-    group.add_argument(
-        "--force-color",
-        "--color",
-        action="store_true",
-        default=default,
-        help="colour even when stdout is not a terminal (for `watch --color`, `less -R`)",
-    )
+    for flags, keywords in GLOBAL_OPTIONS:
+        group.add_argument(*flags, default=default, **keywords)
     return parent
+
+
+def bare_args() -> argparse.Namespace:
+    """What build_parser() parses from no words at all (`gpudash`, the dashboard), without building it: every
+    global option None, no command."""
+    return argparse.Namespace(**{flags[0][2:].replace("-", "_"): None for flags, _ in GLOBAL_OPTIONS}, command=None)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -217,9 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     # times before the first frame; the app lets it run again once that frame is drawn (GpudashApp._settle).
     gc.disable()
     install_exit_handlers()  # SIGTERM/SIGHUP: one line, exit 143/129, every child process group killed
-    parser = build_parser(lazy=True)
     words = list(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(words)
+    # `gpudash` alone (the dashboard, the common case) needs no parser: its words are none, so its options are
+    # the defaults. Any word (an option, a command, a typo) goes through the parser, errors and help included.
+    args = build_parser(lazy=True).parse_args(words) if words else bare_args()
     if args.command in (None, "tui"):
         from gpudash.cli.terminal import is_terminal
 
@@ -232,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 "gpudash: stdout is not a terminal: printing `gpudash info` (the dashboard needs one)",
                 file=sys.stderr,
             )
-            info = parser.parse_args(["info"])  # info's defaults, then the global options given with or without tui
+            info = build_parser(lazy=True).parse_args(["info"])  # info's defaults, then the global options given
             info.__dict__.update({k: v for k, v in vars(args).items() if k not in ("command", "func")})
             args = info
     if args.command != "tui":

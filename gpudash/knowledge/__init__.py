@@ -16,15 +16,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gpudash.knowledge.amd import amd_arch
 from gpudash.knowledge.arch import arch_for
 from gpudash.knowledge.cpu import cpu_arch
 from gpudash.knowledge.levels import ABSENT, EMULATED, NATIVE, SUPPORT_LEVELS, ArchInfo
-from gpudash.knowledge.nvidia import nvidia_arch
 
 # The peak tables are large and only benchmarks and exports read them: loaded on first use, so looking up an
-# architecture (every `gpudash info`) does not pay for them.
+# architecture (every `gpudash info`) does not pay for them. A vendor's table is loaded by the first lookup of
+# one of its devices (arch_for), so a machine without AMD GPUs never loads AMD's, nor one without NVIDIA's theirs.
 if TYPE_CHECKING:
+    from gpudash.knowledge.amd import amd_arch
+    from gpudash.knowledge.nvidia import nvidia_arch
     from gpudash.knowledge.peaks import (
         PartMatch,
         Peak,
@@ -42,6 +43,14 @@ def __getattr__(name: str):
         from gpudash.knowledge import peaks
 
         return getattr(peaks, name)
+    if name == "amd_arch":
+        from gpudash.knowledge.amd import amd_arch
+
+        return amd_arch
+    if name == "nvidia_arch":
+        from gpudash.knowledge.nvidia import nvidia_arch
+
+        return nvidia_arch
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -21,7 +21,6 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import ContentSwitcher, Static
 
-from gpudash.actions import processes as process_action
 from gpudash.info import device_status
 from gpudash.models import LOST, Sample
 from gpudash.render import processes as proc_text
@@ -33,6 +32,7 @@ from gpudash.tui.widgets.live_table import LiveTable
 from gpudash.tui.widgets.process_table import ProcessPanel, ProcessTable
 
 if TYPE_CHECKING:
+    from gpudash.actions.processes import ProcessAncestry
     from gpudash.tui.app import GpudashApp
 
 PROCESS_ROWS_KEPT = 6  # the process panel's rows (header included) the device table never takes
@@ -72,7 +72,7 @@ class DashboardView(Vertical):
         self._interval = app.refresh_interval
         self._window = app.history_seconds
         self._alerts = ""
-        self._ancestry: process_action.ProcessAncestry | None = None  # while the tree view is on
+        self._ancestry: ProcessAncestry | None = None  # while the tree view is on
 
     def compose(self) -> ComposeResult:
         machine = self.app.machine
@@ -301,6 +301,8 @@ class DashboardView(Vertical):
             self._ancestry, table.ancestry = None, None
             table.redraw()
             return
+        from gpudash.actions import processes as process_action  # on first use: the first frame never signals
+
         ancestry = process_action.ProcessAncestry(self.app.session)
         if ancestry.refused:
             self.app.notify(f"tree view off: {ancestry.refused}", severity="warning")
@@ -310,6 +312,8 @@ class DashboardView(Vertical):
         table.redraw()
 
     def action_tag(self) -> None:
+        from gpudash.actions import processes as process_action
+
         refused = process_action.refusal(self.app.session)
         if refused:
             self.app.notify(f"not tagged: {refused}", severity="warning")
@@ -319,6 +323,7 @@ class DashboardView(Vertical):
         self.query_one(ProcessPanel).update_note()
 
     def action_signal(self, name: str) -> None:
+        from gpudash.actions import processes as process_action
         from gpudash.tui.screens.signal_dialog import SignalDialog
 
         session = self.app.session

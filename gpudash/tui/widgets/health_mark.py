@@ -7,10 +7,7 @@ from typing import Any
 
 from rich.text import Text
 
-from gpudash.health import CRITICAL, OK, UNKNOWN, WARN
 from gpudash.tui.widgets.bars import Palette
-
-MARKS = {OK: "OK", WARN: "WARN", CRITICAL: "CRIT", UNKNOWN: "UNKN"}
 
 
 def health_mark(health: Any, palette: Palette) -> Text:
@@ -18,5 +15,10 @@ def health_mark(health: Any, palette: Palette) -> Text:
     worst = getattr(health, "worst", None)
     if worst is None:
         return Text("")
+    # Imported here: the first frame has no health reading yet (the watch starts after it), and whatever set
+    # `worst` already loaded gpudash.health.
+    from gpudash.health import CRITICAL, OK, UNKNOWN, WARN
+
+    marks = {OK: "OK", WARN: "WARN", CRITICAL: "CRIT", UNKNOWN: "UNKN"}
     style = {WARN: palette.warning, CRITICAL: palette.error, UNKNOWN: palette.muted}.get(worst)
-    return Text(MARKS[worst], style=style or "")
+    return Text(marks[worst], style=style or "")
