@@ -25,7 +25,7 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static
 from textual.worker import Worker, WorkerState
 
 from gpudash import devices, lifetime, store
@@ -45,6 +45,8 @@ from gpudash.tui.health_watch import HealthWatch
 from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.views import ViewSpec
 from gpudash.tui.widgets.settled_footer import SettledFooter
+from gpudash.tui.widgets.title_bar import TitleBar
+from gpudash.tui.widgets.view_tabs import ViewTabs
 
 FOOTER_AT_THE_LATEST_S = 1.0  # the footer's keys, when the first reading is slower than that
 # The layout of the views behind the dashboard, read when the first of them is built (GpudashApp.build_view):
@@ -82,28 +84,6 @@ class _FirstScreen(Screen):
             self._resumed = True
             event.refresh_styles = False
         super()._on_screen_resume(event)
-
-
-class ViewTabs(TabbedContent):
-    """The views' tabs. They follow the keys (action_show_view) and the tab bar, never the focus.
-
-    Textual shows the pane of a widget that gets the focus, but it learns of that focus several messages after
-    the focus() call that asked for it (call_later, Focus, DescendantFocus up each parent, TabPane.Focused). A key
-    that switched the view in between was undone: `c` pressed just after the start, while the dashboard's first
-    focus was on its way, showed the Checks view and then the Dashboard again."""
-
-    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
-        if event.tab_pane.id == self.active:
-            return  # Textual's own handler runs: nothing to switch
-        event.prevent_default()  # Textual's handler would show the focused pane
-        event.stop()
-        focused = self.screen.focused
-        if focused is not None and event.tab_pane in focused.ancestors:
-            # The late focus landed in a hidden pane, where keys would go unseen: to the shown view instead.
-            self.screen.set_focus(None)
-            app = self.app
-            if isinstance(app, GpudashApp) and self.active:
-                app.call_after_refresh(app.focus_view, self.get_pane(self.active))
 
 
 class GpudashApp(App[int]):
@@ -172,7 +152,7 @@ class GpudashApp(App[int]):
         return _FirstScreen(id="_default", classes=" ".join(sorted(classes)))
 
     def compose(self) -> ComposeResult:
-        yield Header(icon="●")
+        yield TitleBar("●", id="title-bar")
         # Kept as a reference: a query would search the active screen, which is the help screen while it is open.
         self._source = Static(
             source_line(self.machine, self.torch_state),
@@ -181,11 +161,8 @@ class GpudashApp(App[int]):
             markup=False,
         )
         yield self._source
-        with ViewTabs(id="views"):
-            for position, spec in enumerate(self.views):
-                with TabPane(spec.title, id=spec.pane_id):
-                    if position == 0:  # the others are built when first shown
-                        yield self.build_view(spec)
+        # The first view is built now, the others into their panes when first shown (on_view_tabs_activated).
+        yield ViewTabs([(v.pane_id, v.title) for v in self.views], self.build_view(self.views[0]), id="views")
         self._footer = SettledFooter()  # its keys come once the first reading is shown
         yield self._footer
 
@@ -374,16 +351,16 @@ class GpudashApp(App[int]):
     def action_show_view(self, view_id: str) -> None:
         # The tabs live on the base screen; the help screen may be on top while its keys still work.
         base = self.screen_stack[0]
-        tabs = base.query_one("#views", TabbedContent)
+        tabs = base.query_one("#views", ViewTabs)
         if tabs.active == f"view-{view_id}":
             return
         if base.focused is not None and tabs in base.focused.ancestors:
             # Let go of the focus first: hiding a focused widget makes Textual focus a neighbour in the same
-            # (now hidden) pane, and a focused widget in a pane switches the tabs back to it.
+            # (now hidden) pane, where keys would go unseen.
             base.set_focus(None)
         tabs.active = f"view-{view_id}"
 
-    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    async def on_view_tabs_activated(self, event: ViewTabs.Activated) -> None:
         pane = event.pane
         spec = next((v for v in self.views if v.pane_id == pane.id), None)
         if spec is not None and not pane.children:
@@ -404,7 +381,7 @@ class GpudashApp(App[int]):
     def focus_view(self, pane: Widget) -> None:
         """Focus follows the tab: the view's main widget gets it, so the view's own keys (x, R, ...) work at
         once, not only after Tab has moved the focus off the tab bar."""
-        tabs = self.screen_stack[0].query_one("#views", TabbedContent)
+        tabs = self.screen_stack[0].query_one("#views", ViewTabs)
         view = pane.children[0] if pane.children else None
         if view is None or tabs.active != pane.id:  # the user switched on meanwhile: focusing a hidden view
             return  # would switch the tabs back to it
@@ -421,13 +398,13 @@ class GpudashApp(App[int]):
 
     def view(self, view_id: str) -> Widget | None:
         """The view's widget, if it has been built."""
-        pane = self.screen_stack[0].query_one("#views", TabbedContent).get_pane(f"view-{view_id}")
+        pane = self.screen_stack[0].query_one("#views", ViewTabs).get_pane(f"view-{view_id}")
         return pane.children[0] if pane.children else None
 
     async def run_view_action(self, view_id: str, action: str) -> None:
         """Show a view and run one of its actions (the command palette's way to a view's keys)."""
         self.action_show_view(view_id)
-        tabs = self.screen_stack[0].query_one("#views", TabbedContent)
+        tabs = self.screen_stack[0].query_one("#views", ViewTabs)
         pane = tabs.get_pane(f"view-{view_id}")
         if not pane.children:
             spec = next(v for v in self.views if v.id == view_id)
