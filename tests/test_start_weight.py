@@ -239,7 +239,7 @@ def test_gpudash_alone_builds_no_parser_and_gets_the_parsers_defaults(monkeypatc
 
 def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
     """The dashboard's first frame on an NVIDIA machine: no signalling action, no MAMF table, no AMD table, no
-    device detail's fields or card, no health catalog (its watch starts after that frame; stopped here). Each
+    device detail's fields, card or health text, no health catalog (its watch starts after that frame; stopped here). Each
     comes when asked for (the tests of the detail, the signal keys, the health marks, `info --json`)."""
     later = (
         "gpudash.actions.processes",
@@ -248,6 +248,7 @@ def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
         "gpudash.tui.widgets.detail_fields",
         "gpudash.tui.widgets.device_card",
         "gpudash.health.catalog",
+        "gpudash.render.device_health",
     )
     code = f"""
 import asyncio, sys, time

@@ -14,6 +14,7 @@ A note is attached only where it holds for every chip the lookup could be; the d
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -190,19 +191,24 @@ _TABLE: dict[tuple[int, int], CC] = {
 # vs RTX A6000 / RTX 6000 Ada, A40, L40S).
 _HALF_RATE_CCS = {(8, 6), (8, 9)}
 
-# Turing chips without tensor cores: GTX 16xx, Quadro T400-T2000 and laptop T-series, MX450/MX550, TU116/TU117.
-_TU11X_RE = re.compile(
-    r"\bgtx\s*16\d\d\b|\btu11[67]\b|\bmx\s*[45]50\b|(?:quadro\s+|\b)t(?:400|500|550|600|1000|1200|2000)\b", re.I
-)
-_TU10X_RE = re.compile(r"\brtx\b|\btesla\s+t4\b|(?:^|\s)t4(?:\s|$)|\btu10[246]\b|\btitan\s+rtx\b", re.I)
-_GEFORCE_RE = re.compile(r"\bgeforce\b|\brtx\s*\d{4}\b(?!.*\bada\b)", re.I)
-_PRO_RE = re.compile(
-    r"\brtx\s+a\d{4}\b|\brtx\s+pro\b|\bada generation\b|\b(?:a10|a16|a40|l4|l40s?|a2)\b|\bquadro\b", re.I
-)
+# The device-name patterns below decide only Turing's chips (cc 7.5) and the GeForce/pro split of cc 8.6 and 8.9:
+# compiled on the first such lookup, so the dashboard of any other GPU does not compile them before its first frame.
+_NAME_PATTERNS = {
+    # Turing chips without tensor cores: GTX 16xx, Quadro T400-T2000 and laptop T-series, MX450/MX550, TU116/TU117.
+    "tu11x": r"\bgtx\s*16\d\d\b|\btu11[67]\b|\bmx\s*[45]50\b|(?:quadro\s+|\b)t(?:400|500|550|600|1000|1200|2000)\b",
+    "tu10x": r"\brtx\b|\btesla\s+t4\b|(?:^|\s)t4(?:\s|$)|\btu10[246]\b|\btitan\s+rtx\b",
+    "geforce": r"\bgeforce\b|\brtx\s*\d{4}\b(?!.*\bada\b)",
+    "pro": r"\brtx\s+a\d{4}\b|\brtx\s+pro\b|\bada generation\b|\b(?:a10|a16|a40|l4|l40s?|a2)\b|\bquadro\b",
+}
+
+
+@functools.cache
+def _name_pattern(kind: str) -> re.Pattern[str]:
+    return re.compile(_NAME_PATTERNS[kind], re.I)
 
 
 def _turing(name: str | None) -> tuple[dict[str, str], str | None, tuple[str, ...]]:
-    if name and _TU11X_RE.search(name):
+    if name and _name_pattern("tu11x").search(name):
         return (
             _TURING_NO_TC,
             None,
@@ -212,13 +218,13 @@ def _turing(name: str | None) -> tuple[dict[str, str], str | None, tuple[str, ..
                 _FP64_1_32,
             ),
         )
-    if name and _TU10X_RE.search(name):
+    if name and _name_pattern("tu10x").search(name):
         geforce = "GeForce: fp16 tensor math with fp32 accumulate runs at half rate (TITAN RTX: full rate)"
         return (
             _TC_INT8,
             "tensor cores",
             (f"TU102/TU104/TU106: fp16 and int8 tensor cores ({_TURING})", _FP64_1_32)
-            + ((geforce,) if _GEFORCE_RE.search(name) and "titan" not in name.lower() else ()),
+            + ((geforce,) if _name_pattern("geforce").search(name) and "titan" not in name.lower() else ()),
         )
     return (
         _TURING_NO_TC,
@@ -236,9 +242,9 @@ def _rate_note(cc: tuple[int, int], name: str | None) -> tuple[str, ...]:
         return ()
     if not name:
         return (_HALF_RATE_UNKNOWN,)
-    if _PRO_RE.search(name) and "geforce" not in name.lower():
+    if _name_pattern("pro").search(name) and "geforce" not in name.lower():
         return (_PRO_FULL,)
-    if _GEFORCE_RE.search(name):
+    if _name_pattern("geforce").search(name):
         return (_GEFORCE_HALF,)
     return (_HALF_RATE_UNKNOWN,)
 

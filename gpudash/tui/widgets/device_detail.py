@@ -20,7 +20,6 @@ from textual.message import Message
 from textual.widgets import Static
 
 from gpudash.models import DeviceInfo, Runtime, Sample
-from gpudash.render.device_health import health_detail
 from gpudash.tui.widgets.chart_lines import LINES
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable
 
@@ -81,6 +80,8 @@ class DeviceDetail(VerticalScroll):
         app: Any = self.app  # the GpudashApp (its health fields); a bare App in a widget test has none
         if self.device is None or not hasattr(app, "health"):
             return
+        from gpudash.render.device_health import health_detail  # a device opened: not on the first frame
+
         interval = None if app.machine.replayed else app.health_watch.interval_s
         lines = health_detail(app.health.get(self.device.key), read=app.health_read, interval_s=interval)
         worst = getattr(app.health.get(self.device.key), "worst", None)
