@@ -453,3 +453,26 @@ def test_a_reason_is_whole_or_a_word_per_cause():
     assert reason_in("connection refused", 18) == "connection refused"  # whole where it fits
     assert reason_in(prometheus, 40) == "refused" + WHY
     assert reason_in(prometheus, 10) == "refused"
+
+
+async def test_the_fleet_tab_gives_its_keys_to_the_table():
+    """Shown, the tab's table has the focus (FleetView.focus_main), not the filter box hidden until `/`: `down`
+    moves the cursor and `s` sorts at once, instead of going into the hidden box."""
+    from servers import exposition_server
+    from test_fleet_operators import gpudash_page
+
+    with (
+        exposition_server(gpudash_page("dgx-01", [60, 91])) as (a, _),
+        exposition_server(gpudash_page("node-07", [95])) as (b, _),
+    ):
+        app = fleet_app([hostport(a), hostport(b)], timeout_s=5.0, interval=30.0)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f")
+            view = app.query_one("#fleet")
+            table = app.query_one("#fleet-table", FleetTable)
+            await wait_until(pilot, lambda: table.row_count == 3 and app.focused is table, 20)
+            await pilot.press("down")
+            await wait_until(pilot, lambda: table.cursor_row == 1, 5)
+            await pilot.press("s")
+            await wait_until(pilot, lambda: view.sort == "status", 5)
+            assert view.query_one("#fleet-filter").value == ""

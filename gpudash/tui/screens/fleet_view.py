@@ -180,6 +180,13 @@ class FleetView(Vertical):
         # seconds (1,024 hosts over Prometheus: about 5 s, decoding JSON), and the tab should be on screen first.
         self.set_timer(FIRST_ROUND_AFTER_S, self._tick)
 
+    def focus_main(self) -> None:
+        """The keys go to the table once the tab is shown (GpudashApp.focus_view), not to the first focusable
+        widget, which was the filter box, hidden until `/`: `s` was typed into it, up and down went nowhere,
+        and the first round's table took the focus only when a test or a click gave it (its restyle and the
+        footer's rebuild then fell on the first key: docs/performance.md, "Fleet at 1,024 hosts")."""
+        self.query_one(FleetTable).focus()
+
     def on_unmount(self) -> None:
         if self._source is not None:
             self._source.close()
