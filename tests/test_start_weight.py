@@ -97,6 +97,7 @@ async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
     from textual.widgets import Input
 
     from gpudash.tui.app import VIEWS_CSS, create_app
+    from gpudash.tui.stylesheets import DETAIL_CSS, DIALOGS_CSS
     from gpudash.tui.widgets.device_detail import DeviceDetail
 
     gc.disable()  # as gpudash.cli.main leaves it for the dashboard
@@ -107,13 +108,22 @@ async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
             await wait_until(pilot, gc.isenabled, timeout=30)  # on again once the first reading is drawn
             assert not app.query_one(DeviceDetail).children
             assert not app.query("#proc-filter")
-            assert not app.stylesheet.has_source(str(VIEWS_CSS))
+            assert not any(app.stylesheet.has_source(str(p)) for p in (VIEWS_CSS, DETAIL_CSS, DIALOGS_CSS))
 
             await pilot.press("enter")  # the highlighted device's detail, its fields as before
             await wait_until(pilot, lambda: app.query_one(DeviceDetail).display, timeout=30)
             detail = app.query_one(DeviceDetail)
             assert detail.device is not None and detail.device.key == "nvidia:0"
             assert detail.query("#detail-fields") and detail.query("#detail-title")
+            assert app.stylesheet.has_source(str(DETAIL_CSS))  # read before the detail's widgets were mounted
+            title = detail.query_one("#detail-title")
+            assert title.styles.height is not None and title.styles.height.value == 1  # detail.tcss: height 1
+            await pilot.press("escape")
+
+            await pilot.press("question_mark")  # the help screen: dialogs.tcss, its box styled from the start
+            await wait_until(pilot, lambda: bool(app.screen.query("#help")), timeout=30)
+            assert app.stylesheet.has_source(str(DIALOGS_CSS))
+            assert app.screen.query_one("#help").styles.max_height is not None  # dialogs.tcss: max-height 90%
             await pilot.press("escape")
 
             await pilot.press("slash")  # the filter, focused at once; escape hides it again

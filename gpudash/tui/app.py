@@ -14,7 +14,6 @@ import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
-from pathlib import Path
 from typing import Any
 
 from textual import events, work
@@ -38,11 +37,12 @@ from gpudash.devices.host_load import HostLoad
 from gpudash.history import History, capacity_for
 from gpudash.models import Sample
 from gpudash.process_history import ProcessHistory
-from gpudash.tui import terminal_watch
+from gpudash.tui import stylesheets, terminal_watch
 from gpudash.tui import views as view_registry
 from gpudash.tui.commands import GpudashCommands
 from gpudash.tui.health_watch import HealthWatch
 from gpudash.tui.messages import SamplesReady, TorchViewReady
+from gpudash.tui.stylesheets import VIEWS_CSS
 from gpudash.tui.views import ViewSpec
 from gpudash.tui.widgets.settled_footer import SettledFooter
 from gpudash.tui.widgets.title_bar import TitleBar
@@ -51,7 +51,6 @@ from gpudash.tui.widgets.view_tabs import ViewTabs
 FOOTER_AT_THE_LATEST_S = 1.0  # the footer's keys, when the first reading is slower than that
 # The layout of the views behind the dashboard, read when the first of them is built (GpudashApp.build_view):
 # parsing its rules cost the first frame about 5 % of its CPU, for widgets that are not there yet.
-VIEWS_CSS = Path(__file__).with_name("views.tcss")
 
 
 def source_line(machine: Machine, torch_state: str) -> str:
@@ -87,7 +86,7 @@ class _FirstScreen(Screen):
 
 
 class GpudashApp(App[int]):
-    CSS_PATH = ["app.tcss"]  # and VIEWS_CSS
+    CSS_PATH = ["app.tcss"]  # and, when first needed, the sheets of gpudash.tui.stylesheets
     TITLE = "gpudash"
     COMMANDS = App.COMMANDS | {GpudashCommands}  # gpudash's own actions in the palette (ctrl+p)
     BINDINGS = [
@@ -373,9 +372,8 @@ class GpudashApp(App[int]):
     def build_view(self, spec: ViewSpec) -> Widget:
         """The view's widget. Views other than the dashboard (whose rules are in app.tcss) bring views.tcss in
         with the first of them: its rules are for their own widgets, all mounted after it is read."""
-        source = str(VIEWS_CSS)
-        if spec.id != "dashboard" and not self.stylesheet.has_source(source):
-            self.stylesheet.add_source(VIEWS_CSS.read_text(encoding="utf-8"), read_from=(source, ""))
+        if spec.id != "dashboard":
+            stylesheets.ensure(self, VIEWS_CSS)
         return spec.build(self)
 
     def focus_view(self, pane: Widget) -> None:

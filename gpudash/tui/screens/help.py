@@ -12,6 +12,8 @@ from textual.containers import Grid, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from gpudash.tui import stylesheets
+from gpudash.tui.stylesheets import DIALOGS_CSS
 from gpudash.tui.widgets.precision_badges import BadgeLegend
 
 if TYPE_CHECKING:
@@ -75,6 +77,10 @@ class HelpScreen(ModalScreen[None]):
         Binding("question_mark", "dismiss", "Close", show=False),
         Binding("q", "dismiss", "Close", show=False),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        stylesheets.ensure(self.app, DIALOGS_CSS)  # before Textual styles this screen as it is pushed
 
     def compose(self) -> ComposeResult:
         app = self.app

@@ -18,6 +18,8 @@ from textual.widgets import Button, Static
 from gpudash.actions.processes import ProcessTarget
 from gpudash.render import monitor
 from gpudash.render.formatting import NA
+from gpudash.tui import stylesheets
+from gpudash.tui.stylesheets import DIALOGS_CSS
 
 WHAT_IT_DOES = {
     "SIGINT": "interrupts it, as ctrl+c would (a training script may save and stop)",
@@ -43,6 +45,7 @@ class SignalDialog(ModalScreen[bool]):
         skipped: Sequence[ProcessTarget] = (),
     ) -> None:
         super().__init__()
+        stylesheets.ensure(self.app, DIALOGS_CSS)  # before Textual styles this screen as it is pushed
         self.targets = list(targets)
         self.target = self.targets[0]
         self.signal_name = signal_name

@@ -20,6 +20,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from gpudash.models import DeviceInfo, Runtime, Sample
+from gpudash.tui import stylesheets
+from gpudash.tui.stylesheets import DETAIL_CSS
 from gpudash.tui.widgets.chart_lines import LINES
 from gpudash.tui.widgets.live_table import LiveColumn, LiveTable
 
@@ -60,6 +62,7 @@ class DeviceDetail(VerticalScroll):
     async def _build(self) -> None:
         if self.children:
             return
+        stylesheets.ensure(self.app, DETAIL_CSS)  # the detail's and its card's rules, before they are mounted
         fields = LiveTable(id="detail-fields", show_cursor=False)
         fields.can_focus = False
         await self.mount_all(
