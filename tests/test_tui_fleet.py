@@ -476,3 +476,48 @@ async def test_the_fleet_tab_gives_its_keys_to_the_table():
             await pilot.press("s")
             await wait_until(pilot, lambda: view.sort == "status", 5)
             assert view.query_one("#fleet-filter").value == ""
+
+
+async def test_the_first_round_is_frozen_without_a_collection_on_its_worker(monkeypatch):
+    """The round's worker holds the collector off through the round and its preparing, and at the first round
+    freezes what it made without collecting it (gc_pause.refreeze): at 1,024 hosts those collections held the GIL
+    240-350 ms each while keys waited. No collection runs on the worker before the round lands; it froze."""
+    import gc
+    import threading
+
+    from gpudash.fleet import gc_pause
+    from gpudash.tui.screens.fleet_view import FleetView
+
+    monkeypatch.setattr(gc_pause, "_settled", False)  # as in a new process: this round is the first to settle
+    worker: list[int] = []
+    on_worker: list[int] = []  # the generations collected on the round's worker before it landed
+    landed = threading.Event()
+    original_round, original_landed = Scraper.round, FleetView._landed
+
+    def round_here(self):
+        worker.append(threading.get_ident())  # the Scraper's caller's thread: the tab's round worker
+        return original_round(self)
+
+    def landing(self, *args):
+        landed.set()
+        return original_landed(self, *args)
+
+    def collected(phase: str, info: dict) -> None:
+        if phase == "start" and not landed.is_set() and threading.get_ident() in worker:
+            on_worker.append(info["generation"])
+
+    monkeypatch.setattr(Scraper, "round", round_here)
+    monkeypatch.setattr(FleetView, "_landed", landing)
+    frozen = gc.get_freeze_count()
+    gc.callbacks.append(collected)
+    try:
+        with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
+            app = fleet_app([hostport(a)], interval=30.0)
+            async with app.run_test(size=SIZE) as pilot:
+                await pilot.press("f")
+                await wait_until(pilot, lambda: "1 host: 1 up" in screen_text(app), timeout=20)
+    finally:
+        gc.callbacks.remove(collected)
+    assert len(worker) == 1 and landed.is_set()
+    assert on_worker == []
+    assert gc.get_freeze_count() > frozen

@@ -21,7 +21,8 @@ those alone brought a full collection every round or two in the Fleet tab: 370-6
 fell, the UI thread's included, with the key then pressed waiting for it. `refreeze()`, after every round from
 the third, collects the young generations (a few ms: they hold the round's new objects) and freezes what
 survives. The Fleet tab does it after every round, the first included (its worker thread, once the round is
-prepared). What a round froze is freed by reference counting when the next replaces it. The cost is that a
+prepared, with the collector held off from the round's start until the freeze; at the first round it freezes
+without collecting: see refreeze). What a round froze is freed by reference counting when the next replaces it. The cost is that a
 reference cycle that becomes garbage after being frozen is never collected; the Fleet tab's own objects that
 live that long are its widgets, which live as long as the dashboard (docs/performance.md, "Fleet at 1,024 hosts
 through Prometheus", measures what stays).
@@ -65,11 +66,17 @@ def collector_paused() -> Iterator[None]:
                 gc.enable()
 
 
+def _on() -> bool:
+    """Whether the collector runs, or will once the pauses in flight end (under _lock). refreeze and reclaim may
+    run inside a pause: the Fleet tab freezes a round's objects before the collector is on again."""
+    return gc.isenabled() or (_held > 0 and _was_enabled)
+
+
 def settle() -> None:
     """Once per process: collect, then freeze what is alive, so full collections stop walking it."""
     global _settled
     with _lock:
-        if _settled or not gc.isenabled():
+        if _settled or not _on():
             return
         _settled = True
     gc.collect()
@@ -78,16 +85,19 @@ def settle() -> None:
 
 def refreeze(first: bool = False) -> None:
     """After a round, once settled: collect the young generations and freeze what survives (cheap), so no full
-    collection walks the round's long-lived objects. first: settle here, without settle's full collection (the
-    Fleet tab, from its first round: a full collection there held its UI thread for 290-600 ms, and found 1,670
-    objects to free at the first round of 1,024 hosts; those stay, once)."""
+    collection walks the round's long-lived objects. first: settle here by freezing alone, with no collection
+    (the Fleet tab, from its first round: a full collection there held its UI thread for 290-600 ms, and found
+    1,670 objects to free at the first round of 1,024 hosts; and the young generations then hold nearly all the
+    round made, some 650,000 objects, whose collection held the GIL 240-350 ms). The cyclic garbage frozen so
+    stays until the Fleet tab's first reclaim."""
     global _settled
     with _lock:
-        if not gc.isenabled() or not (_settled or first):
+        if not _on() or not (_settled or first):
             return
-        _settled = True
-    gc.collect(1)
-    gc.freeze()
+        settled, _settled = _settled, True
+    if settled:
+        gc.collect(1)
+    gc.freeze()  # which also sets the youngest generation's count back to 0: no collection is due after it
 
 
 def reclaim(first: bool = False) -> int:
@@ -97,7 +107,7 @@ def reclaim(first: bool = False) -> int:
     on. Returns the unreachable objects found (0 when not settled or while the collector is off)."""
     global _settled
     with _lock:
-        if not gc.isenabled() or not (_settled or first):
+        if not _on() or not (_settled or first):
             return 0
         _settled = True
     gc.unfreeze()

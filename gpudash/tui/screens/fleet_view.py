@@ -30,7 +30,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
-from gpudash.fleet.gc_pause import reclaim, refreeze
+from gpudash.fleet.gc_pause import collector_paused, reclaim, refreeze
 from gpudash.tui.widgets.fleet_table import FleetTable, TableRows, table_rows
 
 if TYPE_CHECKING:
@@ -218,35 +218,48 @@ class FleetView(Vertical):
 
     @work(thread=True, exclusive=True, group="fleet", exit_on_error=False, description="read the fleet")
     def _round(self, choice: Choice) -> None:
-        focus = choice.focus_host
-        try:
-            fleet = self._source.round()  # type: ignore[union-attr]
-            self._history.record(fleet)
-            host = fleet.host(focus) if focus else None
-            if host is not None:
-                if hasattr(self._source, "history"):
-                    self._source.history(host)  # type: ignore[union-attr]
-                else:
-                    self._history.fill(host)
-        except Exception as exc:  # Prometheus down, say: shown, and the next round tries again
-            self.app.from_worker(self._failed, str(exc))
-            return
+        # The collector is held off through the round, its history and its preparing, and the round's objects
+        # are frozen before it runs again (gpudash.fleet.gc_pause): otherwise, once the round ends, the next
+        # allocation anywhere set off a collection of them all (the collector had been off while they were made),
+        # and refreeze's walked them again: at the first round of 1,024 hosts, 240-300 ms and 240-350 ms of
+        # this thread holding the GIL while keys waited.
+        failed: str | None = None
         prepared: Prepared | None = None
-        try:
-            prepared = prepare(fleet, choice, self._lines)  # here, not on the UI thread that takes the keys
-            self._lines = dict(prepared.table.rows)  # only this worker reads it: rounds run one at a time
-        except Exception:  # a bug in showing the round: said where it is shown, on the UI thread (_landed)
-            prepared = None
-        # No full collection walks what this round keeps, on any thread: one fell on the UI thread every round
-        # or two at 1,024 hosts, 290-690 ms (gpudash.fleet.gc_pause). Except, every RECLAIM_EVERY_S at a quiet
-        # moment (reclaim_due), one that frees the cyclic garbage earlier rounds froze (gc_pause.reclaim).
-        now = time.monotonic()
-        if reclaim_due(now - self._reclaimed, now - self._last_key):
-            reclaim(first=True)
-            self._reclaimed = time.monotonic()
+        with collector_paused():
+            try:
+                fleet = self._round_and_history(choice.focus_host)
+            except Exception as exc:  # Prometheus down, say: shown, and the next round tries again
+                failed = str(exc)
+            else:
+                try:
+                    prepared = prepare(fleet, choice, self._lines)  # here, not on the UI thread that takes the keys
+                    self._lines = dict(prepared.table.rows)  # only this worker reads it: rounds run one at a time
+                except Exception:  # a bug in showing the round: said where it is shown, on the UI thread (_landed)
+                    prepared = None
+                # No full collection walks what this round keeps, on any thread: one fell on the UI thread every
+                # round or two at 1,024 hosts, 290-690 ms (gpudash.fleet.gc_pause). Except, every RECLAIM_EVERY_S
+                # at a quiet moment (reclaim_due), one that frees the cyclic garbage earlier rounds froze.
+                now = time.monotonic()
+                if reclaim_due(now - self._reclaimed, now - self._last_key):
+                    reclaim(first=True)
+                    self._reclaimed = time.monotonic()
+                else:
+                    refreeze(first=True)
+        if failed is not None:
+            self.app.from_worker(self._failed, failed)
         else:
-            refreeze(first=True)
-        self.app.from_worker(self._landed, fleet, prepared)
+            self.app.from_worker(self._landed, fleet, prepared)
+
+    def _round_and_history(self, focus: str | None) -> FleetRound:
+        fleet = self._source.round()  # type: ignore[union-attr]
+        self._history.record(fleet)
+        host = fleet.host(focus) if focus else None
+        if host is not None:
+            if hasattr(self._source, "history"):
+                self._source.history(host)  # type: ignore[union-attr]
+            else:
+                self._history.fill(host)
+        return fleet
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """A worker that ended with an error outside the round's own handling (a round whose showing failed is
