@@ -84,3 +84,17 @@ async def test_title_row_shows_the_subtitle_and_its_icon_opens_the_palette():
         await wait_until(pilot, lambda: "paused" in screen_text(app).splitlines()[0], timeout=5.0)
         await pilot.click(TitleBar, offset=(1, 0))
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), timeout=5.0)
+
+
+async def test_first_focus_is_the_device_table_and_a_view_switched_under_help_gets_it_back():
+    app = app_of()
+    async with app.run_test(size=(140, 45)) as pilot:
+        await wait_until(pilot, lambda: app.focused is not None, timeout=5.0)
+        assert isinstance(app.focused, DeviceTable)  # never the tab bar first
+        await pilot.press("question_mark")
+        await wait_until(pilot, lambda: app.screen is not app.screen_stack[0], timeout=5.0)
+        app.action_show_view("checks")  # e.g. from the command palette, with help on top
+        await wait_until(pilot, lambda: app.view("checks") is not None, timeout=5.0)
+        await pilot.press("escape")
+        checks = app.query_one("#views", ViewTabs).get_pane("view-checks")
+        await wait_until(pilot, lambda: app.focused is not None and checks in app.focused.ancestors, timeout=5.0)

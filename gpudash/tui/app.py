@@ -76,13 +76,24 @@ class _FirstScreen(Screen):
     compares every widget's styles with a full restyle's) and cost the first frame about 3 % of its CPU.
     Every later resume (after the help screen or a dialog) restyles as before."""
 
+    # The first focus goes straight to the dashboard's device table (focus_view puts it there too). Textual's
+    # "*" gave it to the tab bar first, then moved it: two restyles and a repaint on the first frame's path.
+    AUTO_FOCUS = "#dev-table"
     _resumed = False
+
+    def _update_auto_focus(self) -> None:
+        if not self._resumed:  # at compose and the first resume; later Textual would focus the device table
+            super()._update_auto_focus()  # even in a hidden view: _on_screen_resume focuses the shown one
 
     def _on_screen_resume(self, event: events.ScreenResume) -> None:
         if not self._resumed:
-            self._resumed = True
             event.refresh_styles = False
         super()._on_screen_resume(event)
+        self._resumed = True
+        app = self.app
+        if self.focused is None and isinstance(app, GpudashApp):  # e.g. a view switched while help was on top
+            tabs = self.query_one("#views", ViewTabs)
+            app.call_after_refresh(app.focus_view, tabs.get_pane(tabs.active))
 
 
 class GpudashApp(App[int]):
@@ -166,7 +177,7 @@ class GpudashApp(App[int]):
         yield self._footer
 
     def on_mount(self) -> None:
-        self.call_after_refresh(self.focus_view, self.query_one(f"#{self.views[0].pane_id}"))
+        self.call_after_refresh(self._first_focus)
         if self.config["ui"]["theme"] not in self.available_themes:
             self.notify(
                 f"unknown theme {self.config['ui']['theme']!r} in config; using {self.theme}", severity="warning"
@@ -177,6 +188,12 @@ class GpudashApp(App[int]):
             self.call_after_refresh(self._load_torch_view)  # after the first frame, so it never waits for torch
         self._watch_terminal()
         store.warn = self._say_ignored  # stderr is not seen under the dashboard
+
+    def _first_focus(self) -> None:
+        """The first view's main widget, unless the screen's auto focus (_FirstScreen.AUTO_FOCUS) or the user
+        has already put the focus somewhere."""
+        if self.screen_stack[0].focused is None:
+            self.focus_view(self.query_one(f"#{self.views[0].pane_id}"))
 
     def _settle(self) -> None:
         """After the first frame (or once the first reading is late): the footer's keys, and the cyclic garbage
