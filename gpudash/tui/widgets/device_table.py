@@ -167,9 +167,10 @@ class DeviceTable(LiveTable):
         spare = self._spare(fields, rows, width, scrolling)
         capped = util_w >= UTIL_BAR_MAX and mem_w >= MEMORY_BAR_MAX
         if spare < 0 or (spare > 1 and not capped):
-            util_w, mem_w = bar_widths(width)
-            rows = self._rows(fields, util_w, mem_w)
-            spare = self._spare(fields, rows, width, scrolling)
+            if (util_w, mem_w) != least:  # else the rows are already those of the smallest bars
+                util_w, mem_w = least
+                rows = self._rows(fields, util_w, mem_w)
+                spare = self._spare(fields, rows, width, scrolling)
             if spare > 1:
                 util_w = min(UTIL_BAR_MAX, util_w + spare // 2)
                 mem_w = min(MEMORY_BAR_MAX, mem_w + spare - spare // 2)
