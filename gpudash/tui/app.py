@@ -24,7 +24,7 @@ from textual.screen import Screen
 from textual.signal import Signal
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from gpudash import devices, lifetime, store
@@ -404,6 +404,8 @@ class GpudashApp(App[int]):
         if callable(focus_main):
             focus_main()
             return
+        from textual.widgets import DataTable  # the other views' tables; the first screen has none (5 ms import)
+
         tables = view.query(DataTable)
         target: Widget | None = next((t for t in tables if t.display and t.can_focus), None)
         if target is None:
