@@ -98,3 +98,18 @@ async def test_first_focus_is_the_device_table_and_a_view_switched_under_help_ge
         await pilot.press("escape")
         checks = app.query_one("#views", ViewTabs).get_pane("view-checks")
         await wait_until(pilot, lambda: app.focused is not None and checks in app.focused.ancestors, timeout=5.0)
+
+
+async def test_labels_wider_than_the_terminal_scroll_to_keep_the_shown_view_in_sight():
+    app = app_of()
+    async with app.run_test(size=(50, 24)) as pilot:
+        await wait_until(pilot, lambda: app.latest, timeout=5.0)
+        bar = app.query_one(TabBar)
+        assert screen_text(app).splitlines()[1].split()[0] == "Dashboard"  # from the start: no scroll needed
+        app.action_show_view("fleet")
+        await wait_until(pilot, lambda: bar.active == "view-fleet", timeout=5.0)
+        await pilot.pause()
+        row = screen_text(app).splitlines()[1]
+        assert row.rstrip().endswith("Fleet") and "Dashboard" not in row  # scrolled so the shown label is whole
+        await pilot.click(TabBar, offset=(row.index("Benchmarks") + 1, 0))  # clicks land on the label shown
+        await wait_until(pilot, lambda: bar.active == "view-bench", timeout=5.0)

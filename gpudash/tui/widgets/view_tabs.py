@@ -91,6 +91,16 @@ class TabBar(Widget, can_focus=True):
             x += width
         return out
 
+    def shift(self) -> int:
+        """Columns the labels are scrolled left by: none while they fit, else so that the active one ends at the
+        bar's right edge (a terminal narrower than every label still shows which view is shown)."""
+        spans = self.spans()
+        width = self.size.width
+        if not spans or not width or spans[-1][2] <= width:
+            return 0
+        end = next((b for pane_id, _, b in spans if pane_id == self.active), 0)
+        return max(0, end - width)
+
     def render(self) -> RenderableType:
         label, hover, active = (
             self.get_component_rich_style(name) for name in ("tab-bar--label", "tab-bar--hover", "tab-bar--active")
@@ -100,18 +110,22 @@ class TabBar(Widget, can_focus=True):
             style = active if pane_id == self.active else hover if pane_id == self.hovered else label
             padding = Style(color=style.color, bgcolor=style.bgcolor)  # the colours, not an underline
             row.append(" ", padding).append(title, style).append(" ", padding)
+        shift = self.shift()
+        if shift:
+            row = row[shift:]
         if self.size.height < 2:  # a short terminal: the bar is one row (app.tcss), the underline goes
             return row
         bar = self.get_component_rich_style("tab-bar--underline")
         start, end = next(((a, b) for pane_id, a, b in self.spans() if pane_id == self.active), (0, 0))
         underline = Bar(
-            highlight_range=(start, end),
+            highlight_range=(start - shift, end - shift),
             highlight_style=Style.from_color(bar.color),
             background_style=Style.from_color(bar.bgcolor),
         )
         return Group(row, underline)
 
     def _pane_at(self, x: int) -> str | None:
+        x += self.shift()
         return next((pane_id for pane_id, a, b in self.spans() if a <= x < b), None)
 
     def on_mouse_move(self, event: events.MouseMove) -> None:
