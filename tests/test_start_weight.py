@@ -19,6 +19,19 @@ from gpudash.config import defaults
 from gpudash.devices import discover
 
 
+def fake_nvml_env(tmp_path: Path) -> dict[str, str]:
+    """A fresh interpreter's environment: this checkout and benchmarks/fake_nvml (the DGX H100 example's 8 GPUs)
+    first on the path, no GPUDASH_ settings, no user config."""
+    root = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
+    env.update(
+        PYTHONPATH=os.pathsep.join([str(root), str(root / "benchmarks" / "fake_nvml")]),
+        GPUDASH_FAKE_SNAPSHOT="dgx-h100-8gpu.json",
+        XDG_CONFIG_HOME=str(tmp_path),
+    )
+    return env
+
+
 def _loaded_commands(words: list[str]) -> list[str]:
     """The command modules a fresh interpreter imports to parse `words` as `gpudash` does."""
     code = (
@@ -146,7 +159,6 @@ async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
 def test_the_parent_forks_the_driver_child_without_the_adapters_reading_code(tmp_path):
     """The parent reads the NVML child's answers; the adapter modules (and ctypes) are imported by the child only,
     and the AMD adapter not at all without an AMD driver. The devices and readings are the adapter's as before."""
-    fake = str(Path(__file__).resolve().parents[1] / "benchmarks" / "fake_nvml")
     code = (
         "import sys; from gpudash.devices import begin_discovery; m = begin_discovery().machine(False); "
         "s = m.sample_all(); "
@@ -154,12 +166,7 @@ def test_the_parent_forks_the_driver_child_without_the_adapters_reading_code(tmp
         "[n for n in ('gpudash.devices.nvidia', 'gpudash.devices.amd', 'ctypes', 'pynvml') if n in sys.modules]); "
         "m.close()"
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), fake]),
-        GPUDASH_FAKE_SNAPSHOT="dgx-h100-8gpu.json",
-        XDG_CONFIG_HOME=str(tmp_path),
-    )
+    env = fake_nvml_env(tmp_path)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True, env=env, cwd=tmp_path
     )
@@ -284,13 +291,7 @@ async def main():
 
 asyncio.run(main())
 """
-    fake = str(Path(__file__).resolve().parents[1] / "benchmarks" / "fake_nvml")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUDASH_")}
-    env.update(
-        PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), fake]),
-        GPUDASH_FAKE_SNAPSHOT="dgx-h100-8gpu.json",
-        XDG_CONFIG_HOME=str(tmp_path),
-    )
+    env = fake_nvml_env(tmp_path)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True, env=env, cwd=tmp_path
     )

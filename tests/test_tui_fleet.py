@@ -3,7 +3,9 @@ down with its error, Enter to drill down, Escape to come back."""
 
 from __future__ import annotations
 
+import contextlib
 import time
+import weakref
 
 import pytest
 from servers import DGX, REPO, free_port, gpudash_serve
@@ -107,18 +109,26 @@ async def test_a_round_that_fails_to_show_says_so_and_the_rounds_go_on(monkeypat
             )
 
 
-async def test_fleet_tab_shows_totals_and_takes_a_filter():
-    """Totals of the hosts shown under the status line; `/` takes a filter in the command's grammar (a bad one
-    is its one line, the last good one stays), applied to every round until an empty one clears it."""
+@contextlib.contextmanager
+def two_hosts(node_07_temps: list[int]):
+    """A Fleet-tab app over two gpudash pages on 127.0.0.1: dgx-01 with two GPUs at 60 and 91 °C, node-07 with
+    one GPU a temperature each of `node_07_temps`."""
     from servers import exposition_server
     from test_fleet_operators import gpudash_page
-    from textual.widgets import Input
 
     with (
         exposition_server(gpudash_page("dgx-01", [60, 91])) as (a, _),
-        exposition_server(gpudash_page("node-07", [50])) as (b, _),
+        exposition_server(gpudash_page("node-07", node_07_temps)) as (b, _),
     ):
-        app = fleet_app([hostport(a), hostport(b)], timeout_s=5.0, interval=30.0)
+        yield fleet_app([hostport(a), hostport(b)], timeout_s=5.0, interval=30.0)
+
+
+async def test_fleet_tab_shows_totals_and_takes_a_filter():
+    """Totals of the hosts shown under the status line; `/` takes a filter in the command's grammar (a bad one
+    is its one line, the last good one stays), applied to every round until an empty one clears it."""
+    from textual.widgets import Input
+
+    with two_hosts(node_07_temps=[50]) as app:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("f")
             totals = app.query_one("#fleet-totals")
@@ -272,14 +282,21 @@ async def test_fleet_tab_at_80x24_shows_gpu_models_without_the_vendor_word():
             assert not table.short_names
 
 
-async def test_fleet_tab_frees_the_cycles_rounds_froze_while_no_key_comes(monkeypatch):
-    """Each round freezes what is alive (gpudash.fleet.gc_pause.refreeze); a reference cycle alive then and
-    garbage after is only freed by the tab's reclaim (a full collection while no key has come for a while).
-    With it due every round: at most the last rounds' cycles live. With a key just pressed: none is freed."""
-    import weakref
+@contextlib.asynccontextmanager
+async def fleet_tab_of_one_host():
+    """The Fleet tab shown over one `gpudash serve` of the DGX example on 127.0.0.1, rounds every second, once
+    its first round is on the screen: (app, pilot, the tab's view)."""
+    with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
+        app = fleet_app([hostport(a)], interval=1.0)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("f")
+            await wait_until(pilot, lambda: "1 host: 1 up" in screen_text(app), timeout=20)
+            yield app, pilot, app.query_one("#fleet")
 
-    from gpudash.tui.screens import fleet_view
 
+def cycle_each_round(monkeypatch) -> weakref.WeakSet:
+    """Each Scraper round makes a reference cycle, alive through that round and the next's start and garbage
+    after: frozen by the round's refreeze, freed only by a reclaim. The set holds the ones still alive."""
     alive: weakref.WeakSet = weakref.WeakSet()
     holder: list = []
     original_round = Scraper.round
@@ -289,44 +306,49 @@ async def test_fleet_tab_frees_the_cycles_rounds_froze_while_no_key_comes(monkey
             self.me = self
 
     def round_with_a_cycle(self):
-        cycle = Cycle()  # alive through this round and the next's start: garbage, with a cycle, after that
+        cycle = Cycle()
         alive.add(cycle)
         holder[:] = [cycle]
         return original_round(self)
 
     monkeypatch.setattr(Scraper, "round", round_with_a_cycle)
+    return alive
+
+
+async def test_fleet_tab_frees_the_cycles_rounds_froze_while_no_key_comes(monkeypatch):
+    """Each round freezes what is alive (gpudash.fleet.gc_pause.refreeze); a reference cycle alive then and
+    garbage after is only freed by the tab's reclaim (a full collection while no key has come for a while).
+    With it due every round: at most the last rounds' cycles live. With a key just pressed: none is freed."""
+    from gpudash.tui.screens import fleet_view
+
+    alive = cycle_each_round(monkeypatch)
     monkeypatch.setattr(fleet_view, "RECLAIM_EVERY_S", 0.0)
     monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 0.0)
-    with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
-        app = fleet_app([hostport(a)], interval=1.0)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("f")
-            view = app.query_one("#fleet")
-            await wait_until(pilot, lambda: "1 host: 1 up" in screen_text(app), timeout=20)
-            counted: list[int] = []
-            start = len(alive)
-            for _ in range(4):  # four more rounds, each freeing what the one before it froze
-                before = view.fleet
-                await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
-                counted.append(len(alive))
-            assert max(counted) <= max(2, start), counted
-            # Due (a period and a half since the last) but not overdue: a key an hour ago would defer it.
-            monkeypatch.setattr(fleet_view, "RECLAIM_EVERY_S", 1000.0)
-            monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 3600.0)
+    async with fleet_tab_of_one_host() as (app, pilot, view):
+        counted: list[int] = []
+        start = len(alive)
+        for _ in range(4):  # four more rounds, each freeing what the one before it froze
             before = view.fleet
-            await wait_until(pilot, lambda: view.fleet is not before, timeout=20)  # none in flight reclaims now
-            view._reclaimed = time.monotonic() - 1500.0
-            app.query_one("#fleet-table", FleetTable).focus()
-            await pilot.press("down")
-            first = len(alive)
-            for _ in range(3):
-                before = view.fleet
-                await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
-            assert len(alive) >= first + 3  # frozen, never collected: the key deferred the reclaim
-            await pilot.press("slash")
-            typed = view._last_key
-            await pilot.press("t")  # a key the filter box keeps to itself is counted too
-            assert view._last_key > typed
+            await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
+            counted.append(len(alive))
+        assert max(counted) <= max(2, start), counted
+        # Due (a period and a half since the last) but not overdue: a key an hour ago would defer it.
+        monkeypatch.setattr(fleet_view, "RECLAIM_EVERY_S", 1000.0)
+        monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 3600.0)
+        before = view.fleet
+        await wait_until(pilot, lambda: view.fleet is not before, timeout=20)  # none in flight reclaims now
+        view._reclaimed = time.monotonic() - 1500.0
+        app.query_one("#fleet-table", FleetTable).focus()
+        await pilot.press("down")
+        first = len(alive)
+        for _ in range(3):
+            before = view.fleet
+            await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
+        assert len(alive) >= first + 3  # frozen, never collected: the key deferred the reclaim
+        await pilot.press("slash")
+        typed = view._last_key
+        await pilot.press("t")  # a key the filter box keeps to itself is counted too
+        assert view._last_key > typed
 
 
 def test_reclaim_is_put_off_by_keys_only_so_long(monkeypatch):
@@ -350,53 +372,32 @@ def test_reclaim_is_put_off_by_keys_only_so_long(monkeypatch):
 async def test_fleet_tab_reclaims_past_the_bound_while_keys_keep_coming(monkeypatch):
     """Keys that never leave a quiet gap put the reclaim off, but past RECLAIM_ANYWAY_AFTER periods the next
     round runs it anyway: the cycles earlier rounds froze are freed (without the bound they all stay)."""
-    import weakref
-
     from gpudash.tui.screens import fleet_view
 
-    alive: weakref.WeakSet = weakref.WeakSet()
-    holder: list = []
-    original_round = Scraper.round
-
-    class Cycle:
-        def __init__(self) -> None:
-            self.me = self
-
-    def round_with_a_cycle(self):
-        cycle = Cycle()  # garbage with a cycle once the next round has started: frozen, freed by a reclaim only
-        alive.add(cycle)
-        holder[:] = [cycle]
-        return original_round(self)
-
-    monkeypatch.setattr(Scraper, "round", round_with_a_cycle)
+    alive = cycle_each_round(monkeypatch)
     monkeypatch.setattr(fleet_view, "RECLAIM_EVERY_S", 1000.0)
     monkeypatch.setattr(fleet_view, "RECLAIM_IDLE_S", 3600.0)  # a key within the hour defers it...
     monkeypatch.setattr(fleet_view, "RECLAIM_SOONER_IDLE_S", 3600.0)  # ...overdue too: only the bound is left
-    with gpudash_serve("--replay", str(DGX), "--hostname", "node-a") as (a, _):
-        app = fleet_app([hostport(a)], interval=1.0)
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.press("f")
-            view = app.query_one("#fleet")
-            await wait_until(pilot, lambda: "1 host: 1 up" in screen_text(app), timeout=20)
-            app.query_one("#fleet-table", FleetTable).focus()
-            await pilot.press("down")  # a key: the reclaim is put off
-            for _ in range(3):
-                before = view.fleet
-                await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
-            piled = len(alive)
-            assert piled >= 3  # frozen, not freed: no reclaim is due
-            stamp = view._reclaimed = time.monotonic() - 2.5 * fleet_view.RECLAIM_EVERY_S  # overdue, keys coming
-            await pilot.press("up")
+    async with fleet_tab_of_one_host() as (app, pilot, view):
+        app.query_one("#fleet-table", FleetTable).focus()
+        await pilot.press("down")  # a key: the reclaim is put off
+        for _ in range(3):
             before = view.fleet
-            await wait_until(pilot, lambda: view.fleet is not before, timeout=20)
-            assert view._reclaimed == stamp and len(alive) >= piled  # between the bounds: still put off
-            frozen = [weakref.ref(cycle) for cycle in list(alive)]
-            assert len(frozen) >= piled
-            view._reclaimed = time.monotonic() - fleet_view.RECLAIM_ANYWAY_AFTER * fleet_view.RECLAIM_EVERY_S
-            await pilot.press("down")
-            await wait_until(pilot, lambda: time.monotonic() - view._reclaimed < 60, timeout=20)
-            left = [ref for ref in frozen if ref() is not None]
-            assert len(left) <= 1, len(left)  # the cycle of the round that reclaimed, if it had begun already
+            await wait_until(pilot, lambda before=before: view.fleet is not before, timeout=20)
+        piled = len(alive)
+        assert piled >= 3  # frozen, not freed: no reclaim is due
+        stamp = view._reclaimed = time.monotonic() - 2.5 * fleet_view.RECLAIM_EVERY_S  # overdue, keys coming
+        await pilot.press("up")
+        before = view.fleet
+        await wait_until(pilot, lambda: view.fleet is not before, timeout=20)
+        assert view._reclaimed == stamp and len(alive) >= piled  # between the bounds: still put off
+        frozen = [weakref.ref(cycle) for cycle in list(alive)]
+        assert len(frozen) >= piled
+        view._reclaimed = time.monotonic() - fleet_view.RECLAIM_ANYWAY_AFTER * fleet_view.RECLAIM_EVERY_S
+        await pilot.press("down")
+        await wait_until(pilot, lambda: time.monotonic() - view._reclaimed < 60, timeout=20)
+        left = [ref for ref in frozen if ref() is not None]
+        assert len(left) <= 1, len(left)  # the cycle of the round that reclaimed, if it had begun already
 
 
 async def test_fleet_tab_at_80x24_says_why_a_host_is_down_readably():
@@ -458,14 +459,7 @@ def test_a_reason_is_whole_or_a_word_per_cause():
 async def test_the_fleet_tab_gives_its_keys_to_the_table():
     """Shown, the tab's table has the focus (FleetView.focus_main), not the filter box hidden until `/`: `down`
     moves the cursor and `s` sorts at once, instead of going into the hidden box."""
-    from servers import exposition_server
-    from test_fleet_operators import gpudash_page
-
-    with (
-        exposition_server(gpudash_page("dgx-01", [60, 91])) as (a, _),
-        exposition_server(gpudash_page("node-07", [95])) as (b, _),
-    ):
-        app = fleet_app([hostport(a), hostport(b)], timeout_s=5.0, interval=30.0)
+    with two_hosts(node_07_temps=[95]) as app:
         async with app.run_test(size=SIZE) as pilot:
             await pilot.press("f")
             view = app.query_one("#fleet")
