@@ -121,7 +121,8 @@ def _footer_keys(app) -> list[str]:
 
     from gpudash.tui.widgets.settled_footer import SettledFooter
 
-    return [key.description for key in app.query_one(SettledFooter).query(FooterKey)]
+    footers = app.query(SettledFooter)  # none until the first reading is drawn: its row is a FooterSlot then
+    return [key.description for footer in footers for key in footer.query(FooterKey)]
 
 
 async def test_the_footer_is_built_once_after_the_first_reading_and_follows_the_keys(monkeypatch):
@@ -137,8 +138,8 @@ async def test_the_footer_is_built_once_after_the_first_reading_and_follows_the_
     try:
         app = create_app(machine, config, add_torch_view=lambda m: None)
         async with app.run_test(size=(120, 40)) as pilot:
-            footer = app.query_one(SettledFooter)
             await wait_until(pilot, lambda: bool(_footer_keys(app)), timeout=30)
+            footer = app.query_one(SettledFooter)
             assert "Quit" in _footer_keys(app) and "SIGTERM" in _footer_keys(app)  # the app's and the dashboard's
             assert footer.builds == 1  # the first screen's focus changes folded into one build
             # Another view's keys: the footer follows the focus, as Textual's does.

@@ -44,7 +44,7 @@ from gpudash.tui.health_watch import HealthWatch
 from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.stylesheets import VIEWS_CSS
 from gpudash.tui.views import ViewSpec
-from gpudash.tui.widgets.settled_footer import SettledFooter
+from gpudash.tui.widgets.footer_slot import FooterSlot
 from gpudash.tui.widgets.title_bar import TitleBar
 from gpudash.tui.widgets.view_tabs import ViewTabs
 
@@ -173,7 +173,7 @@ class GpudashApp(App[int]):
         yield self._source
         # The first view is built now, the others into their panes when first shown (on_view_tabs_activated).
         yield ViewTabs([(v.pane_id, v.title) for v in self.views], self.build_view(self.views[0]), id="views")
-        self._footer = SettledFooter()  # its keys come once the first reading is shown
+        self._footer = FooterSlot()  # Textual's footer and its keys come once the first reading is shown
         yield self._footer
 
     def on_mount(self) -> None:
@@ -198,7 +198,7 @@ class GpudashApp(App[int]):
     def _settle(self) -> None:
         """After the first frame (or once the first reading is late): the footer's keys, and the cyclic garbage
         collector, which gpudash.cli.main holds off while the dashboard starts."""
-        self._footer.settle()
+        self._footer.fill()
         gc.enable()
 
     def on_unmount(self) -> None:
