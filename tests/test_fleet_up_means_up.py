@@ -216,3 +216,47 @@ def test_prometheus_at_scale_reads_batch_results_once_a_minute_and_paces_to_the_
             ("sim-0007", ["nvidia:3"])
         ]
     assert source.interval_s == 15.0 and series > 64 * 30
+
+
+def test_prometheus_rounds_slow_down_to_keep_within_their_share_of_a_core(monkeypatch):
+    """Through Prometheus the pace is the targets' scrape interval, or longer while a round costs more CPU than
+    CPU_SHARE of it (the mean of the last rounds, the first left out): at 1,024 hosts on a slow VM a round took
+    0.9 s of CPU, 6 % of a core at 15 s. Rounds that get cheap again go back to the scrape interval."""
+    import sys
+
+    from servers import REPO
+
+    from gpudash.fleet import prometheus
+    from gpudash.fleet.interval import CPU_SHARE, within_cpu_share
+
+    assert within_cpu_share(15.0, 0.5) == 15.0 and within_cpu_share(15.0, 1.5) == 1.5 / CPU_SHARE
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from fleet_sim import prometheus_api
+
+    port, _ = prometheus_api(8)
+    source = PrometheusSource(f"http://127.0.0.1:{port}", timeout_s=10.0)
+    costs = iter([5.0, 0.0, 2.0, 2.0, 2.0])  # each round's CPU: the first's (imports) is left out
+    reads = [0.0, 0]  # the clock, and how often it was read: at each round's start and its end
+
+    def process_time() -> float:
+        reads[1] += 1
+        if reads[1] % 2 == 0:  # a round's end: its cost has passed
+            reads[0] += next(costs, 0.0)
+        return reads[0]
+
+    monkeypatch.setattr(prometheus, "process_time", process_time)
+    try:
+        source.round()
+        assert source.interval_s == 15.0  # 5 s of CPU, but the first round's cost is left out
+        source.round()
+        assert source.interval_s == 15.0  # a free round: the scrape interval
+        source.round()
+        assert source.interval_s == pytest.approx(1.0 / CPU_SHARE)  # the mean of 0 and 2 s a round: 20 s
+        source.round()
+        source.round()
+        assert source.interval_s == pytest.approx(1.5 / CPU_SHARE)  # 0, 2, 2, 2: 30 s
+        for _ in range(4):
+            source.round()  # free again: the last four leave the window
+        assert source.interval_s == 15.0
+    finally:
+        source.close()

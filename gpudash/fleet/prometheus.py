@@ -18,8 +18,10 @@ import math
 import re
 import time
 import urllib.parse
+from collections import deque
 from concurrent.futures import TimeoutError as FutureTimeout
 from datetime import datetime
+from time import process_time
 from typing import Any
 
 from gpudash.errors import GpudashError
@@ -27,6 +29,7 @@ from gpudash.fleet import exposition, json_rows
 from gpudash.fleet.budget import MemoryBudget
 from gpudash.fleet.fetch import FetchError, fetch_bytes
 from gpudash.fleet.gc_pause import collector_paused, refreeze, settle
+from gpudash.fleet.interval import within_cpu_share
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
 from gpudash.fleet.series import ALL_SMI, BATCH, WANTED, Series, describe, plausible
@@ -113,7 +116,9 @@ class PrometheusSource:
         self.timeout_s, self.ca_file, self.history_s = timeout_s, ca_file, history_s
         self._io = IoLoop("fleet-prometheus")
         self._series: dict[tuple, Series] = {}
-        self.interval_s = MIN_INTERVAL_S  # the pace worth reading at: the targets' median scrape interval
+        self.scrape_every_s = MIN_INTERVAL_S  # the pace worth reading at: the targets' median scrape interval
+        self.interval_s = MIN_INTERVAL_S  # that, or longer while rounds cost more CPU than CPU_SHARE of it
+        self._round_cpu: deque[float] = deque(maxlen=4)  # CPU seconds of the last rounds, the first left out
         self._batch_devices: dict[str, dict[str, Device]] = {}  # the last batch results, by host and device key
         self._batch_at: float | None = None
         self._rounds = 0
@@ -184,9 +189,15 @@ class PrometheusSource:
             ]
 
     def round(self) -> FleetRound:
+        cpu = process_time()
         with collector_paused():  # the round's answers are garbage once it ends: no full collections meanwhile
             fleet = self._round()
+        cpu = process_time() - cpu
         self._rounds += 1
+        if self._rounds > 1:  # the first pays for imports and connections
+            self._round_cpu.append(cpu)
+        spent = sum(self._round_cpu) / len(self._round_cpu) if self._round_cpu else 0.0
+        self.interval_s = within_cpu_share(self.scrape_every_s, spent)
         if self._rounds == 2:  # the label sets are built: full collections stop walking them (gc_pause.settle)
             settle()
         elif self._rounds > 2:  # nor this round's hosts and devices (gc_pause.refreeze)
@@ -216,7 +227,7 @@ class PrometheusSource:
             self._batch_devices, self._batch_at = self._batch_facts(batch_samples), started
         everies = sorted(t["every"] for t in listed if t["every"])
         if everies:  # a series in Prometheus changes only when it scrapes: reading it faster shows nothing new
-            self.interval_s = max(MIN_INTERVAL_S, everies[len(everies) // 2])
+            self.scrape_every_s = max(MIN_INTERVAL_S, everies[len(everies) // 2])
         hosts = self._hosts(live, listed, time.time())
         return FleetRound(
             {"kind": "prometheus", "url": self.url}, hosts, started, time.monotonic() - t0, self.timeout_s
