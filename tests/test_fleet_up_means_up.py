@@ -251,10 +251,10 @@ def test_prometheus_rounds_slow_down_to_keep_within_their_share_of_a_core(monkey
         source.round()
         assert source.interval_s == 15.0  # a free round: the scrape interval
         source.round()
-        assert source.interval_s == pytest.approx(1.0 / CPU_SHARE)  # the mean of 0 and 2 s a round: 20 s
+        assert source.interval_s == pytest.approx(1.0 / CPU_SHARE)  # the mean of 0 and 2 s a round: 22 s
         source.round()
         source.round()
-        assert source.interval_s == pytest.approx(1.5 / CPU_SHARE)  # 0, 2, 2, 2: 30 s
+        assert source.interval_s == pytest.approx(1.5 / CPU_SHARE)  # 0, 2, 2, 2: 33 s
         for _ in range(4):
             source.round()  # free again: the last four leave the window
         assert source.interval_s == 15.0

@@ -192,16 +192,16 @@ class PrometheusSource:
         cpu = process_time()
         with collector_paused():  # the round's answers are garbage once it ends: no full collections meanwhile
             fleet = self._round()
-        cpu = process_time() - cpu
         self._rounds += 1
-        if self._rounds > 1:  # the first pays for imports and connections
-            self._round_cpu.append(cpu)
-        spent = sum(self._round_cpu) / len(self._round_cpu) if self._round_cpu else 0.0
-        self.interval_s = within_cpu_share(self.scrape_every_s, spent)
         if self._rounds == 2:  # the label sets are built: full collections stop walking them (gc_pause.settle)
             settle()
         elif self._rounds > 2:  # nor this round's hosts and devices (gc_pause.refreeze)
             refreeze()
+        cpu = process_time() - cpu  # the round's, its collection's included
+        if self._rounds > 1:  # the first pays for imports and connections
+            self._round_cpu.append(cpu)
+        spent = sum(self._round_cpu) / len(self._round_cpu) if self._round_cpu else 0.0
+        self.interval_s = within_cpu_share(self.scrape_every_s, spent)
         return fleet
 
     def _round(self) -> FleetRound:
