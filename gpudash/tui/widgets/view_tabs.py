@@ -1,10 +1,10 @@
-"""The views' tabs as two widgets, where Textual's TabbedContent mounts 20 for seven views.
+"""The views' tabs: a tab bar of one widget and a pane a view, mounted when the view is first shown.
 
-TabbedContent builds a tab bar of eleven widgets (a scroll container, two boxes, a Tab a view and the
-underline) and a pane for every view up front; each is styled and laid out before the first frame, about 25 ms
-of it on a 2-core VM (docs/performance.md, "fourth pass"). Here the bar is one widget that draws the labels and
-the underline itself, with Textual's look (the same colours, the same bar characters), and a view's pane is
-mounted the first time it is shown.
+Textual's TabbedContent builds a tab bar of twelve widgets (the bar, a scroll container, two boxes, a Tab a view
+and the underline) and a pane for every view up front, each styled and laid out before the first frame; with
+the title row's four (title_bar.py), about 20 ms of it on a 2-core VM (docs/performance.md, "fifth pass"). Here
+the bar draws the labels and the underline itself, with Textual's look (the same colours, the same bar
+characters).
 
 The tabs follow the keys (`active = ...`) and clicks, never the focus: Textual's panes switch the tabs to a pane
 that gets the focus, and learn of that focus several messages late, so a key pressed meanwhile was undone.
