@@ -22,10 +22,10 @@ fell, the UI thread's included, with the key then pressed waiting for it. `refre
 the third, collects the young generations (a few ms: they hold the round's new objects) and freezes what
 survives. The Fleet tab does it after every round, the first included (its worker thread, once the round is
 prepared, with the collector held off from the round's start until the freeze; at the first round it freezes
-without collecting: see refreeze). What a round froze is freed by reference counting when the next replaces it. The cost is that a
-reference cycle that becomes garbage after being frozen is never collected; the Fleet tab's own objects that
-live that long are its widgets, which live as long as the dashboard (docs/performance.md, "Fleet at 1,024 hosts
-through Prometheus", measures what stays).
+without collecting: see refreeze). What a round froze is freed by reference counting when the next replaces
+it. The cost is that a reference cycle that becomes garbage after being frozen is never collected; the Fleet
+tab's own objects that live that long are its widgets, which live as long as the dashboard
+(docs/performance.md, "Fleet at 1,024 hosts through Prometheus", measures what stays).
 
 Some do become such garbage: what is alive when a round's worker freezes, and dies after, with a cycle in it. In
 the Fleet tab that is each round's Textual worker (its thread's context holds the worker itself) and some of the
@@ -33,7 +33,8 @@ dashboard's drawn lines (textual.strip.Strip with its caches): some 57 objects a
 is frozen grew with the rounds (docs/performance.md, "Fleet soak", benchmarks/fleet_gc_soak.py). `reclaim()`
 unfreezes, runs one full collection, which frees them, and freezes again; the Fleet tab calls it instead of
 `refreeze()` once every RECLAIM_EVERY_S while no key has come for a few seconds, and regardless once keys have
-put it off for a bounded time (gpudash.tui.screens.fleet_view.reclaim_due). The engine's own rounds make no such garbage (measured the same way).
+put it off for a bounded time (gpudash.tui.screens.fleet_view.reclaim_due). The engine's own rounds make no
+such garbage (measured the same way).
 """
 
 from __future__ import annotations

@@ -49,8 +49,6 @@ from gpudash.tui.widgets.title_bar import TitleBar
 from gpudash.tui.widgets.view_tabs import ViewTabs
 
 FOOTER_AT_THE_LATEST_S = 1.0  # the footer's keys, when the first reading is slower than that
-# The layout of the views behind the dashboard, read when the first of them is built (GpudashApp.build_view):
-# parsing its rules cost the first frame about 5 % of its CPU, for widgets that are not there yet.
 
 
 def source_line(machine: Machine, torch_state: str) -> str:
@@ -378,13 +376,17 @@ class GpudashApp(App[int]):
 
     async def on_view_tabs_activated(self, event: ViewTabs.Activated) -> None:
         pane = event.pane
-        spec = next((v for v in self.views if v.pane_id == pane.id), None)
-        if spec is not None and not pane.children:
-            await pane.mount(self.build_view(spec))
+        await self._built_in(pane)
         if self.latest:  # views skip updates while hidden; bring the one now shown up to date
             self.samples_applied.publish(self.latest)
         if self.screen is self.screen_stack[0]:  # not while help or a dialog is on top
             self.call_after_refresh(self.focus_view, pane)
+
+    async def _built_in(self, pane: Widget) -> None:
+        """The pane's view, built into it the first time (a pane is mounted empty when first shown)."""
+        spec = next((v for v in self.views if v.pane_id == pane.id), None)
+        if spec is not None and not pane.children:
+            await pane.mount(self.build_view(spec))
 
     def build_view(self, spec: ViewSpec) -> Widget:
         """The view's widget. Views other than the dashboard (whose rules are in app.tcss) bring views.tcss in
@@ -423,9 +425,7 @@ class GpudashApp(App[int]):
         self.action_show_view(view_id)
         tabs = self.screen_stack[0].query_one("#views", ViewTabs)
         pane = tabs.get_pane(f"view-{view_id}")
-        if not pane.children:
-            spec = next(v for v in self.views if v.id == view_id)
-            await pane.mount(self.build_view(spec))
+        await self._built_in(pane)
         await pane.children[0].run_action(action)
 
 

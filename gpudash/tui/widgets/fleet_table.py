@@ -289,20 +289,20 @@ class FleetTable(LiveTable):
         was, was_room = (self.abbreviation, self.short_names), self.reason_room
         self._column_widths = widths = self._fit_widths(shown)
         width = sum(w + 1 for w in widths)
-        room = self.reason_room = self._reason_room(shown, widths)
+        start = sum(w + 1 for w in widths[: self._header.index("name")])  # where the name column begins
+        room = self.reason_room = self._reason_room(shown, widths, start)
         self._texts = {}  # lines drawn before are kept as strips (LiveTable) while their words and widths stay
         header = line_text(self._header, sizes_of(self._header), "", widths, self._header)
         header.stylize("bold")
-        start = sum(w + 1 for w in widths[: self._header.index("name")])
         self.show([LiveColumn("line", header, max(width, start + 1 + room))], shown.rows)
         if (self.abbreviation, self.short_names, room) != (*was, was_room):  # the same words drawn differently
             self._changed_all()
 
-    def _reason_room(self, shown: TableRows, widths: tuple[int, ...]) -> int:
-        """A reason's cells: from the name column to the line's end, or further to the widest reason, but not
-        past the screen's edge (the width fitting leaves 2 cells), nor narrower than the name column."""
+    def _reason_room(self, shown: TableRows, widths: tuple[int, ...], start: int) -> int:
+        """A reason's cells: from the name column (at `start`) to the line's end, or further to the widest
+        reason, but not past the screen's edge (the width fitting leaves 2 cells), nor narrower than the name
+        column."""
         name = self._header.index("name")
-        start = sum(w + 1 for w in widths[:name])
         screen = self.size.width or self.app.size.width
         line = sum(w + 1 for w in widths) - start - 1
         return max(widths[name], min(screen - 2 - start - 1, max(line, shown.reasons)))
