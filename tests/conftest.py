@@ -86,6 +86,30 @@ def no_vendor_libs(monkeypatch):
     monkeypatch.delenv("GPUDASH_REPLAY", raising=False)
 
 
+# A Sapphire Rapids' /proc/cpuinfo, abridged: bf16 and int8 native by the spec tables (AMX, AVX512-BF16, VNNI).
+SAPPHIRE_RAPIDS_CPUINFO = """processor\t: 0
+vendor_id\t: GenuineIntel
+cpu family\t: 6
+model\t\t: 143
+model name\t: Intel(R) Xeon(R) Platinum 8480+
+cpu MHz\t\t: 2000.000
+flags\t\t: fpu sse sse2 avx avx2 fma avx512f avx512_bf16 avx512_vnni avx512_fp16 amx_bf16 amx_int8 amx_tile
+
+"""
+
+
+@pytest.fixture
+def native_bf16_cpu(monkeypatch, tmp_path):
+    """The live CPU described as a Sapphire Rapids, whatever CPU runs the tests (CI's differ: a Zen 3 has no
+    native bf16 or int8, a Zen 4 or an Emerald Rapids has both), for a test of what gpudash says where bf16 is
+    native. Only the description changes: anything measured still runs on this CPU."""
+    from gpudash.devices import cpu
+
+    path = tmp_path / "cpuinfo"
+    path.write_text(SAPPHIRE_RAPIDS_CPUINFO)
+    monkeypatch.setattr(cpu.CpuBackend.__init__, "__defaults__", (str(path),))
+
+
 @pytest.fixture(autouse=True)
 def isolated_config(monkeypatch, tmp_path):
     """No test reads the developer's own ~/.config/gpudash or environment, or writes remembered results

@@ -28,6 +28,13 @@ def live(no_vendor_libs):
     return machine, cpu
 
 
+@pytest.fixture
+def native_live(native_bf16_cpu, live):
+    """`live`, its CPU described as one with native bf16 (conftest.native_bf16_cpu): a test of what a remembered
+    verdict does gets past the tables' "emulated" on a CPU without it."""
+    return live
+
+
 def _native_bf16(cpu) -> bool:
     return bool({"avx512_bf16", "amx_bf16"} & set(cpu.cpu_features))
 
@@ -76,10 +83,8 @@ def test_auto_on_this_cpu_without_measurements_stays_fp32(live):
     assert ok is _native_bf16(cpu) and cpu.key in reason
 
 
-def test_verified_and_measured_results_are_used_and_named(live):
-    machine, cpu = live
-    if not _native_bf16(cpu):
-        pytest.skip("this CPU has no native bf16")
+def test_verified_and_measured_results_are_used_and_named(native_live):
+    machine, cpu = native_live
     _remember(machine, cpu, bf16=("verified", None))
     _bench(machine, cpu, {"bf16": 2.1})
     ok, reason = amp.detect_bf16_support("cpu")
@@ -96,8 +101,8 @@ def test_verified_and_measured_results_are_used_and_named(live):
     assert unverified.dtype is torch.float32  # nothing remembered is used: no measurement, so fp32
 
 
-def test_force_bf16_on_a_device_that_fails_bf16_raises(live):
-    machine, cpu = live
+def test_force_bf16_on_a_device_that_fails_bf16_raises(native_live):
+    machine, cpu = native_live
     _remember(machine, cpu, bf16=("failed", "bfloat16 to fp32 on cpu: 4097 of 4097 values wrong, 4097 became 0"))
     with pytest.raises(amp.PrecisionUnavailableError) as caught:
         amp.AmpConfig.force_bf16("cpu")
@@ -119,8 +124,8 @@ def test_force_bf16_allowed_where_native_even_unmeasured(live):
     assert config.dtype is torch.bfloat16 and "bf16 forced" in config.reasons
 
 
-def test_slow_reference_bf16_is_not_chosen(live):
-    machine, cpu = live
+def test_slow_reference_bf16_is_not_chosen(native_live):
+    machine, cpu = native_live
     _remember(machine, cpu, bf16=("slow_reference", "runs only as a slow reference path: 2% of fp32"))
     _bench(machine, cpu, {"bf16": 2.0})  # even measured fast, a slow-reference verdict rules bf16 out
     ok, reason = amp.detect_bf16_support("cpu")
@@ -128,10 +133,8 @@ def test_slow_reference_bf16_is_not_chosen(live):
     assert amp.get_optimal_dtype("cpu") is torch.float32
 
 
-def test_the_newest_benchmark_of_each_precision_decides(live):
-    machine, cpu = live
-    if not _native_bf16(cpu):
-        pytest.skip("this CPU has no native bf16; the benchmark rule never gets a say")
+def test_the_newest_benchmark_of_each_precision_decides(native_live):
+    machine, cpu = native_live
     _bench(machine, cpu, {"bf16": 2.1}, when="2026-01-01T00:00:00+0000")
     assert amp.get_optimal_dtype("cpu") is torch.bfloat16
     # a newer partial run (`bench --precisions fp32`) measured no bf16: the older bf16 figure still stands

@@ -80,10 +80,8 @@ def test_real_quick_bench_measures_each_precision(tiny_cpu_bench, cpu_machine):
     assert best.details["dtypes"] == ["float32", "float32"] and best.details["fp32_mode"] == "ieee"
     # The CPU peaks are estimates from a formula, and say so.
     assert report.peak_provenance["fp32"]["provenance"] == "estimated"
-    if (
-        best.measured_gflops <= m.theoretical_peaks["fp32"]
-        and m.results["bf16"].measured_gflops <= m.theoretical_peaks["bf16"]
-    ):
+    # bf16 has a peak only where it is native (not on a Zen 3): only the precisions with one are compared
+    if all(m.results[p].measured_gflops <= peak for p, peak in m.theoretical_peaks.items() if p in ("fp32", "bf16")):
         assert best.efficiency == pytest.approx(best.measured_gflops / m.theoretical_peaks["fp32"])
     else:  # the VM's reported clock is below the real one: no efficiency rests on it
         assert best.efficiency is None and any("exceeds the estimated peak" in n for n in report.notes)

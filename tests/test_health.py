@@ -20,6 +20,7 @@ from gpudash.health.catalog import CATALOG, NAGIOS_CODES
 from gpudash.health.numerics import judge as judge_numerics
 from gpudash.health.run import run_health
 from gpudash.health.thresholds import Thresholds
+from gpudash.models import DeviceInfo
 
 
 @pytest.fixture
@@ -319,13 +320,22 @@ def matrix(**verified):
     return types.SimpleNamespace(provenance="measured", results=results)
 
 
-def test_numerics_judge_only_the_precisions_the_device_has(monkeypatch):
-    cpu = next(d for d in discover(include_torch=False).devices if d.vendor == "cpu")
-    # tf32 and fp4 are absent on this CPU: their failures are the expected answer, not a fault
+@pytest.mark.parametrize(
+    ("flags", "bf16_failed"),
+    [
+        # bf16 native (AVX512-BF16, AMX): wrong numbers from it are a fault of the part
+        (["avx2", "fma3", "avx512_f", "avx512_bf16", "amx_bf16"], CRITICAL),
+        # bf16 emulated (a Zen 3: AVX2 only): wrong numbers from a software path warn
+        (["avx2", "fma3"], WARN),
+    ],
+)
+def test_numerics_judge_only_the_precisions_the_device_has(flags, bf16_failed):
+    cpu = DeviceInfo("cpu", 0, "test cpu", cpu_features=flags)
+    # tf32 and fp4 are absent on a CPU: their failures are the expected answer, not a fault
     healthy = judge_numerics(cpu, matrix(fp32=True, bf16=True, tf32=False, fp4=False))[0]
     assert (healthy.severity, healthy.evidence["failed"]) == (OK, [])
     broken = judge_numerics(cpu, matrix(fp32=True, bf16=False, tf32=False))[0]
-    assert (broken.severity, broken.action, broken.evidence["failed"]) == (CRITICAL, "drain", ["bf16"])
+    assert (broken.severity, broken.action, broken.evidence["failed"]) == (bf16_failed, "drain", ["bf16"])
     assert judge_numerics(cpu, None)[0].severity is None
 
 

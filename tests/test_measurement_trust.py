@@ -184,11 +184,10 @@ def _keep(machine, device, speed: float, when: str, **bf16_details):
 
 
 @pytest.fixture
-def here(no_vendor_libs):
+def here(no_vendor_libs, native_bf16_cpu):
+    """The CPU with native bf16 (conftest.native_bf16_cpu), whose AMP rule reads a measured speed."""
     machine = discover(include_torch=True)
     device = next(d for d in machine.devices if d.vendor == "cpu")
-    if not {"avx512_bf16", "amx_bf16"} & set(device.cpu_features):
-        pytest.skip("this CPU has no native bf16: the CPU's AMP rule never reads a speed")
     return machine, device
 
 

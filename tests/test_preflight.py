@@ -131,13 +131,13 @@ def test_one_process_without_a_launcher_reports_its_own_fault_as_json(monkeypatc
     monkeypatch.setenv("GPUDASH_PROBE_FAULT", "fp32=matmul_nan")
     for name in ("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_STEP_NUM_TASKS"):
         monkeypatch.delenv(name, raising=False)
-    code = main(["preflight", "--json", "--precisions", "fp32,int8", "--no-checks"])
+    code = main(["preflight", "--json", "--precisions", "fp32,fp64", "--no-checks"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1 and doc["ok"] is False and doc["failed_ranks"] == [0]
     assert (doc["launcher"], doc["world_size"]) == ("none", 1)
     assert problems("preflight", doc) == []  # gpudash/contracts/preflight.schema.json
     (only,) = doc["ranks"]
-    assert only["device"]["key"] == "cpu:0" and only["precisions"]["int8"]["verdict"] == "verified"
+    assert only["device"]["key"] == "cpu:0" and only["precisions"]["fp64"]["verdict"] == "verified"
     assert only["problems"] == [f"fp32 failed (native): {only['precisions']['fp32']['reason']}"]
     assert "NaN" in only["problems"][0]
 

@@ -68,7 +68,8 @@ def test_exact_precisions_match_the_reference(cpu_probe):
     results = cpu_probe[0].results
     assert results["fp64"].verdict == "verified" and results["fp64"].max_rel_error < 1e-12
     assert results["fp32"].verdict == "verified" and results["fp32"].max_rel_error < 1e-5
-    assert results["int8"].verdict == "verified" and results["int8"].max_rel_error == 0.0
+    # int8 is exact everywhere; without VNNI (a Zen 3) its matmul runs below a tenth of fp32's rate
+    assert results["int8"].verdict in ("verified", "slow_reference") and results["int8"].max_rel_error == 0.0
     for name in ("bf16", "fp16", "fp8_e4m3", "fp8_e5m2"):  # they all compute correctly on any CPU
         assert results[name].verdict in ("verified", "slow_reference"), results[name].failure_reason
         matmul = _check(results[name], "matmul")
