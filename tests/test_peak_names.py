@@ -4,10 +4,15 @@ desktop card of the same number), spelled one way."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
+from fakes import EXAMPLES
 
 from gpudash.knowledge import match_parts, peak_memory_bandwidth_gbps, peaks_for
-from gpudash.knowledge.peaks import normalise_name
+from gpudash.knowledge.peak_tables import PARTS
+from gpudash.knowledge.peaks import _matching, normalise_name, required_literals
 from gpudash.models import DeviceInfo
 
 
@@ -71,3 +76,43 @@ def test_a_multi_product_name_keeps_its_products():
     assert normalise_name("Navi 10 [Radeon RX 5600 OEM/5600 XT / 5700/5700 XT]") == (
         "navi 10 radeon rx 5600 oem/5600 xt/5700/5700 xt"
     )
+
+
+def _parsed_runs(pattern: str) -> list[str]:
+    """The literal runs at the top of `pattern` as re's own parser reads it (each is in every match)."""
+    try:
+        from re import _parser as sre_parse  # Python 3.11+
+    except ImportError:  # Python 3.10
+        import sre_parse  # type: ignore[no-redef]
+    runs, run = [], ""
+    for op, value in sre_parse.parse(pattern).data:
+        if str(op) == "LITERAL":
+            run += chr(value)
+        else:
+            runs.append(run)
+            run = ""
+    return [*runs, run]
+
+
+def test_the_text_a_pattern_needs_is_in_every_match():
+    """A pattern is compiled only for a name holding the literal text it needs (required_literals); each such text
+    must be one re's parser finds at the top of the pattern, or a name of that part would be missed."""
+    for part in PARTS:
+        needs = required_literals(part.pattern)
+        assert needs, part.pattern  # every part's pattern is skipped for a name lacking its text
+        runs = _parsed_runs(part.pattern)
+        for text in needs:
+            assert any(text in run for run in runs), (part.pattern, text, runs)
+    assert required_literals(r"\bl40 ?s\b") == ("l40", "s")  # "?" makes the space optional
+    assert required_literals(r"[a-z]{2}ab(?:x|y)") == ("ab",)  # classes, counts and groups are no text
+    assert required_literals(r"ab|cd") == () and required_literals(r"(?i)ab") == ()
+
+
+def test_skipping_patterns_finds_what_compiling_all_of_them_finds():
+    names = {p.label for p in PARTS} | {f"{p.label} laptop gpu" for p in PARTS}
+    names |= {d["name"] for f in EXAMPLES.glob("*.json") for d in json.loads(f.read_text()).get("devices", [])}
+    for name in names:
+        for vendor in ("nvidia", "amd"):
+            text = normalise_name(name)
+            every = [p for p in PARTS if p.vendor == vendor and re.search(p.pattern, text)]
+            assert _matching(vendor, text) == every, name

@@ -94,15 +94,72 @@ def normalise_name(name: object) -> str:
     return re.sub(r" +", " ", text).strip()
 
 
+def required_literals(pattern: str) -> tuple[str, ...]:
+    """Runs of letters, digits and spaces that every match of `pattern` contains: the literal text at its top
+    level, outside groups, classes and escapes, a run's last character left out where a quantifier follows it.
+    Nothing where the top level has an alternation or the pattern sets flags. A name lacking one of them cannot
+    match, so its pattern need not be compiled (tests/test_peaks.py proves each run against re's own parse)."""
+    if "(?i" in pattern or "(?a" in pattern:
+        return ()
+    runs: list[str] = []
+    run, depth, i = "", 0, 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if depth == 0 and (ch.isalnum() or ch == " "):
+            run += ch
+            i += 1
+            continue
+        if ch in "?*+{" and run:
+            run = run[:-1]  # the quantifier makes the run's last character optional
+        runs.append(run)
+        run = ""
+        if ch == "\\":
+            i += 1  # an escape (\b, \s, \.): never part of a run
+        elif ch == "[":
+            i = _class_end(pattern, i)  # a class: one character of several
+        elif ch == "{":
+            i = pattern.index("}", i)  # a counted repeat: its numbers are no text
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "|" and depth == 0:
+            return ()
+        i += 1
+    runs.append(run)
+    return tuple(r.strip() for r in runs if r.strip())
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """The index of the "]" closing the class that opens at `start` (a "]" first in it, or escaped, is text)."""
+    i = start + 1
+    if pattern[i : i + 1] == "^":
+        i += 1
+    i += 1  # a "]" right after the opening is a member
+    while pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i
+
+
 @functools.cache
-def _compiled(vendor: str) -> tuple[tuple[Part, re.Pattern[str]], ...]:
-    """The vendor's parts with their patterns compiled, on first use: compiling all of them costs several
-    milliseconds, on the path of every `gpudash info`, which needs only its GPUs' vendor's."""
-    return tuple((part, re.compile(part.pattern)) for part in PARTS if part.vendor == vendor)
+def _vendor_parts(vendor: str) -> tuple[tuple[Part, tuple[str, ...]], ...]:
+    """The vendor's parts, each with the literal text its pattern needs (required_literals)."""
+    return tuple((part, required_literals(part.pattern)) for part in PARTS if part.vendor == vendor)
+
+
+@functools.cache
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
+def _found(part: Part, needs: tuple[str, ...], text: str) -> bool:
+    """`part`'s pattern matches `text`. Compiled only for a name holding its literal text: compiling every
+    pattern of a vendor cost about 14 ms of each `gpudash info` (docs/performance.md), and a name is one part."""
+    return all(n in text for n in needs) and _pattern(part.pattern).search(text) is not None
 
 
 def _matching(vendor: str, text: str) -> list[Part]:
-    return [part for part, rx in _compiled(vendor) if rx.search(text)]
+    return [part for part, needs in _vendor_parts(vendor) if _found(part, needs, text)]
 
 
 _MOBILE = re.compile(MOBILE_WORDS)
@@ -125,12 +182,12 @@ def match_parts(device: DeviceFacts) -> PartMatch:
     others: list[str] = []
     segments = [s.strip() for s in text.split("/")]
     if len(segments) > 1:
-        own = [rx for part, rx in _compiled(vendor) if part in parts]
+        own = [(part, needs) for part, needs in _vendor_parts(vendor) if part in parts]
         for i, seg in enumerate(segments):
             if not re.search(r"\d", seg) or _NOT_A_PRODUCT.match(seg):
                 continue
             probe = seg if i == 0 else "/" + seg  # later segments drop the "RX"/"RTX" the patterns accept "/" for
-            if not any(rx.search(probe) for rx in own):
+            if not any(_found(part, needs, probe) for part, needs in own):
                 named = re.search(r"\b(?:radeon|geforce|instinct|rx|rtx|gtx)\b.*", seg)
                 others.append(named.group(0) if named else seg)
     return PartMatch(tuple(dict.fromkeys(parts)), tuple(dict.fromkeys(others)))
