@@ -74,6 +74,8 @@ def test_srun_over_two_slurm_nodes_splits_the_bus_bandwidth_by_slurms_node_names
     run = srun(slurm_two_nodes, 4, str(BIN / "gpudash"), "preflight", "--json", "--no-checks", "--no-speed",
                "--precisions", "fp32", nodes=2, MASTER_ADDR="127.0.0.1")  # fmt: skip
     doc = json.loads(run.stdout or "{}")
+    # The two nodes are alike; other programs on this machine (a second test run) may share their CPUs and slow
+    # one, which is then a WARN that says so, not a failure (tests/test_preflight_nodes.py)
     assert run.returncode == 0 and doc["ok"], run.stdout + run.stderr
     assert [r["node"] for r in doc["ranks"]] == ["n1", "n1", "n2", "n2"]
     assert len({r["hostname"] for r in doc["ranks"]}) == 1

@@ -4,6 +4,10 @@ Bus bandwidth is computed the way nccl-tests computes it for all_reduce (doc/PER
 algbw = bytes / time, busbw = algbw x 2(n-1)/n, so a figure compares with nccl-tests' and with the published
 floors (knowledge/busbw.py) whatever the number of ranks. Every rank runs the same number of calls per size
 (the count depends on the size alone), or the group would hang on the rank that called once more.
+
+On CPU tensors (gloo) each size's timed calls also record the host's CPU counters (cpu): the verdict tells
+from them whether programs outside the job shared the cores meanwhile (host_load.py), which the ranks of one
+host cannot tell alone, being each other's load.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import time
 from functools import partial
 from typing import Any
 
+from gpudash.measure.bench.tasks.contention import cpu_counters, cpu_delta
 from gpudash.preflight.store import first_line
 
 BYTES_PER_SWEEP = 256 * 2**20  # calls per size: about this many bytes, between 2 and 20 calls
@@ -65,17 +70,19 @@ def bus_bandwidth(dist, n: int, where: str, sizes: list[int], group=None) -> lis
             reduce(data)  # warm-up, and every rank starts the timed calls together
             _sync(torch, where)
             calls = calls_for(size)
+            counted = cpu_counters() if where == "cpu" else None
             began = time.perf_counter()
             for _ in range(calls):
                 reduce(data)
             _sync(torch, where)
             seconds = (time.perf_counter() - began) / calls
+            cpu = cpu_delta(counted, cpu_counters()) if counted else None
             algbw = data.numel() * 4 / seconds / 1e9
             out.append({"bytes": data.numel() * 4, "calls": calls, "seconds": seconds,
-                        "algbw_gbs": algbw, "busbw_gbs": algbw * bus_factor(n), "error": None})  # fmt: skip
+                        "algbw_gbs": algbw, "busbw_gbs": algbw * bus_factor(n), "cpu": cpu, "error": None})  # fmt: skip
             del data
         except Exception as exc:
             out.append({"bytes": size, "calls": 0, "seconds": None, "algbw_gbs": None, "busbw_gbs": None,
-                        "error": first_line(exc)})  # fmt: skip
+                        "cpu": None, "error": first_line(exc)})  # fmt: skip
             break  # a group that failed once is not trusted for the next size
     return out

@@ -12,7 +12,8 @@ CRITICAL; a CRITICAL fails the rank), the action it recommends, and the evidence
   CRITICAL beyond speed_fail_pct; the gap to the best is in the evidence), or below the part's published MAMF;
 - numerics: a fingerprint unlike the majority of the ranks with the same model, software and thread count;
 - collectives: a node whose within-node all_reduce bus bandwidth is far below that of its peers (nodes of as
-  many ranks of the same model), or below the published floor for a node of its kind.
+  many ranks of the same model), or below the published floor for a node of its kind (only a WARN where other
+  programs shared the node's CPUs during a gloo sweep: host_load.py).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudash.health.catalog import CATALOG, CRITICAL, NONE, WARN
+from gpudash.preflight.host_load import other_load
 from gpudash.preflight.rank import EXPECTED, works
 
 COMPARED_VERSIONS = ("driver", "torch", "cuda", "hip", "nccl", "gpudash")
@@ -287,10 +289,12 @@ def bandwidth(results: list[dict[str, Any]]) -> dict[str, Any]:
     within = []
     for name, rs in nodes.items():
         entry: dict[str, Any] = {"node": name, "hosts": sorted({r["hostname"] for r in rs}),
-                                 "ranks": [r["rank"] for r in rs], "busbw_gbs": None, "bytes": None, "note": None}  # fmt: skip
+                                 "ranks": [r["rank"] for r in rs], "busbw_gbs": None, "bytes": None,
+                                 "contended": None, "note": None}  # fmt: skip
         top = _slowest([(r.get("collective") or {}).get("node_busbw") for r in rs]) if len(rs) >= 2 else None
         if top:
             entry["busbw_gbs"], entry["bytes"] = top
+            entry["contended"] = other_load(results, entry["ranks"], top[1])
         else:
             entry["note"] = "one rank: no within-node all_reduce" if len(rs) < 2 else _why_not(rs, "node_busbw")
         within.append(entry)
@@ -331,20 +335,24 @@ def _busbw(results: list[dict[str, Any]], found: dict[int, list], limits: Limits
                 continue
             hosts = ", ".join(n["hosts"])
             on = name if hosts == name else f"{name} ({hosts})"
+            busy = n["contended"]  # as a contended matmul rate: a hint, never a failure
             for rank in n["ranks"]:
-                found[rank].append(finding("preflight.busbw", CRITICAL,
+                found[rank].append(finding("preflight.busbw", WARN if busy else CRITICAL,
                     f"within-node all_reduce bus bandwidth on {on} {n['busbw_gbs']:.3g} GB/s is {below:.0f}% below "
-                    f"the median of {len(names)} nodes of {count} ranks ({median:.3g} GB/s)",
+                    f"the median of {len(names)} nodes of {count} ranks ({median:.3g} GB/s)"
+                    + (f" (measured under other load: {busy})" if busy else ""),
                     {"node": name, "host": hosts, "busbw_gbs": n["busbw_gbs"], "median_gbs": median,
-                     "bytes": n["bytes"], "ranks": n["ranks"]}))  # fmt: skip
+                     "bytes": n["bytes"], "ranks": n["ranks"], "contended": busy}))  # fmt: skip
     for name, n in figures.items():
         for r in nodes[name]:
             floor = busbw_floor(r, nodes[name])
             if floor and n["bytes"] >= floor["bytes"] and n["busbw_gbs"] < floor["gbs"]:
-                found[r["rank"]].append(finding("preflight.busbw", CRITICAL,
+                busy = n["contended"]
+                found[r["rank"]].append(finding("preflight.busbw", WARN if busy else CRITICAL,
                     f"within-node all_reduce bus bandwidth on {name} {n['busbw_gbs']:.3g} GB/s is below the "
-                    f"published floor of {floor['gbs']:g} GB/s for {floor['node']} ({floor['source']})",
-                    {"node": name, "busbw_gbs": n["busbw_gbs"], **floor}))  # fmt: skip
+                    f"published floor of {floor['gbs']:g} GB/s for {floor['node']} ({floor['source']})"
+                    + (f" (measured under other load: {busy})" if busy else ""),
+                    {"node": name, "busbw_gbs": n["busbw_gbs"], **floor, "contended": busy}))  # fmt: skip
 
 
 def assess(results: list[dict[str, Any]], limits: Limits | None = None) -> dict[int, list[dict[str, Any]]]:

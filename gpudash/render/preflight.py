@@ -70,7 +70,8 @@ def bandwidth_lines(bandwidth: dict[str, Any] | None) -> list[str]:
     for n in bandwidth["nodes"]:
         hosts = ", ".join(n["hosts"])
         where = n["node"] if hosts == n["node"] else f"{n['node']} ({hosts})"
-        lines.append(f"  within {where}, rank {rank_list(n['ranks'])}: {_figure(n)}")
+        busy = f" (under other load: {n['contended']})" if n.get("contended") else ""
+        lines.append(f"  within {where}, rank {rank_list(n['ranks'])}: {_figure(n)}{busy}")
     across = bandwidth["across"]
     if across["applicable"]:
         lines.append(f"  across nodes, rank {rank_list(across['ranks'])} (one per node): {_figure(across)}")

@@ -61,6 +61,19 @@ class Seen:
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")  # /proc/stat and os.times() count whole clock ticks (10 ms at 100 Hz)
 
 
+def cpu_counters() -> dict[str, float]:
+    """The counters a share is computed from, as a JSON-ready snapshot: subtract two (cpu_delta) to get what a
+    span saw, where the shares cannot be computed on the spot (the preflight's sweeps: the ranks on one host
+    are each other's "others", known only once every rank has reported)."""
+    busy, steal = _cpu_seconds()
+    return {"wall_s": time.monotonic(), "busy_s": busy, "steal_s": steal, "own_s": _own_seconds(),
+            "cpus": float(psutil.cpu_count() or 1)}  # fmt: skip
+
+
+def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: after[k] - before[k] if k != "cpus" else after[k] for k in after}
+
+
 class OtherLoad:
     """Start, run the case, then `seen()` (or `share()`): other processes' CPU time / (wall time x CPUs), 0 to 1.
 

@@ -1,0 +1,47 @@
+"""Whether a node's within-node all_reduce shared its hosts' CPUs with programs outside the job.
+
+A gloo sweep on CPU tensors runs on the host's cores, and so do its peers' sweeps on that host (every node
+measures at once): each rank's counters (bandwidth.py, a sweep entry's cpu) hold the host's busy time over its
+timed calls, its own process's time and the host's steal. What the job's ranks on that host did not take
+themselves was other programs' (or the hypervisor's). With enough of it the figure describes the neighbours, as
+a contended matmul rate does (preflight.speed): the verdict then says so and warns, where it would fail the node.
+The same limits as the benchmark's rounds (measure/bench/tasks/contention.py: over a tenth of the CPU taken by
+others, or 5 % stolen, beyond what whole clock ticks can add).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _entry(rank: dict[str, Any], size: int) -> dict[str, Any] | None:
+    sweep = (rank.get("collective") or {}).get("node_busbw") or []
+    return next((s for s in sweep if s.get("bytes") == size), None)
+
+
+def other_load(results: list[dict[str, Any]], node_ranks: list[int], size: int) -> str | None:
+    """Why the node's sweep at `size` counts as measured under other load (the first of its ranks that saw it),
+    or None: quiet, or not measured on CPUs (a GPU sweep has no counters)."""
+    # Here, not at the top: gpudash.measure.bench's package costs 68 ms to import, and the preflight's table
+    # (render/preflight.py, through verdict.rank_list) needs none of it.
+    from gpudash.measure.bench.tasks.contention import OTHERS_LIMIT, STEAL_LIMIT, TICK_S
+
+    by_rank = {r["rank"]: r for r in results}
+    for rank in node_ranks:
+        mine = _entry(by_rank[rank], size)
+        cpu = (mine or {}).get("cpu")
+        if not cpu or cpu["wall_s"] <= 0:
+            continue
+        # The job's ranks on this host sweep at once, this size in step with this rank's (one collective each).
+        host = by_rank[rank]["hostname"]
+        beside = [(_entry(r, size) or {}).get("cpu") for r in results if r["hostname"] == host]
+        job_s = sum(c["own_s"] for c in beside if c)
+        capacity = cpu["wall_s"] * cpu["cpus"]
+        others = (cpu["busy_s"] - job_s) / capacity
+        stolen = cpu["steal_s"] / capacity
+        doubt = (cpu["cpus"] + 1 + len(beside)) * TICK_S / capacity  # each counter moves in whole ticks
+        if others - doubt > OTHERS_LIMIT:
+            return f"other programs took {min(others, 1.0):.0%} of {host}'s CPU"
+        if stolen - doubt > STEAL_LIMIT:
+            return f"the hypervisor took {min(stolen, 1.0):.0%} of {host}'s CPU (steal time)"
+    return None
