@@ -17,6 +17,7 @@ from servers import exposition_server, get, prometheus
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.exporter import registry_for
+from gpudash.fleet import prometheus as prometheus_source
 from gpudash.fleet.prometheus import PrometheusSource, live_query
 
 A = dict(H100, uuid="GPU-aaaaaaaa-0000-0000-0000-000000000001")
@@ -73,10 +74,17 @@ def test_gpudash_readings_dcgm_has_are_left_out_by_the_query_and_kept_where_it_h
         assert asked(live_query("gpudash_device_memory_total_bytes")) == {"node-b"}
 
         source = PrometheusSource(base, timeout_s=5.0)
+        froze: list[int] = []
+        monkeypatch.setattr(prometheus_source, "refreeze", lambda: froze.append(source._rounds))
         try:
             hosts = {h.name: h for h in source.round().hosts}
+            source.round(), source.round()
+            source.refreezes = False  # as the Fleet tab sets it: its round's worker freezes once the round is shown
+            source.round()
         finally:
             source.close()
+    # From the third round the source freezes what a round keeps (gc_pause.refreeze), unless its caller does
+    assert froze == [3]
     gpus = {name: next(d for d in host.devices if d.vendor == "nvidia") for name, host in hosts.items()}
     assert gpus["node-a"].utilization_ratio == 0.97  # dcgm-exporter's
     assert gpus["node-a"].power_watts == 650.5

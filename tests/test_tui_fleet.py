@@ -71,6 +71,21 @@ async def test_fleet_tab_shows_hosts_drills_down_and_comes_back():
             assert header.rstrip().endswith("amp dtype")
 
 
+async def test_over_prometheus_the_tab_alone_freezes_what_a_round_keeps():
+    """The tab's round worker freezes (or reclaims) once a round is prepared (gc_pause); the Prometheus source it
+    opens is told not to freeze as well, which would walk the round's young objects a second time."""
+    from gpudash.tui.screens.fleet_view import FleetView
+
+    config = defaults()
+    config["fleet"]["prometheus"] = f"127.0.0.1:{free_port()}"  # nothing listens: the round fails, and says so
+    app = create_app(discover(replay=str(DGX)), config, add_torch_view=no_torch)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("f")
+        view = app.query_one(FleetView)
+        await wait_until(pilot, lambda: view._source is not None, timeout=10)
+        assert type(view._source).__name__ == "PrometheusSource" and view._source.refreezes is False
+
+
 async def test_fleet_tab_without_a_fleet_says_how_to_configure_one():
     app = create_app(discover(replay=str(DGX)), defaults(), add_torch_view=no_torch)
     async with app.run_test(size=SIZE) as pilot:

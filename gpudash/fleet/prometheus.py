@@ -122,6 +122,9 @@ class PrometheusSource:
         self._batch_devices: dict[str, dict[str, Device]] = {}  # the last batch results, by host and device key
         self._batch_at: float | None = None
         self._rounds = 0
+        # Whether a round ends by freezing what it keeps (gc_pause.refreeze). The Fleet tab turns it off: it
+        # freezes (or reclaims) itself once a round is prepared, and a second freeze here would only repeat it.
+        self.refreezes = True
 
     def close(self) -> None:
         self._io.close()
@@ -195,7 +198,7 @@ class PrometheusSource:
         self._rounds += 1
         if self._rounds == 2:  # the label sets are built: full collections stop walking them (gc_pause.settle)
             settle()
-        elif self._rounds > 2:  # nor this round's hosts and devices (gc_pause.refreeze)
+        elif self._rounds > 2 and self.refreezes:  # nor this round's hosts and devices (gc_pause.refreeze)
             refreeze()
         cpu = process_time() - cpu  # the round's, its collection's included
         if self._rounds > 1:  # the first pays for imports and connections

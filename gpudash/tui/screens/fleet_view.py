@@ -168,6 +168,8 @@ class FleetView(Vertical):
                 self._status(NOT_CONFIGURED)
                 return
             self._source, endpoints = action.open_source(spec)
+            if hasattr(self._source, "refreezes"):
+                self._source.refreezes = False  # each round's worker freezes what it keeps (_round)
         except GpudashError as exc:
             self._status(f"fleet: {exc}")
             return
