@@ -88,6 +88,22 @@ def gpudash_serve(*args: str, env: dict[str, str] | None = None) -> Iterator[tup
             proc.stderr.close()
 
 
+def threads_of(pid: int) -> str:
+    """What each thread of a process is doing, as the kernel sees it (name, state R/S/D, wait channel): for a
+    test's message when the process did not do what it was asked in time, starved (R), waiting (S) or stuck in
+    the kernel (D)."""
+    parts = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        try:
+            name = (task / "comm").read_text().strip()
+            state = (task / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            wchan = (task / "wchan").read_text().strip() or "-"
+        except OSError:
+            continue
+        parts.append(f"{task.name} {name} {state} {wchan}")
+    return "; ".join(parts) or "no threads (gone)"
+
+
 def _announced_url(proc: subprocess.Popen, timeout: float) -> str:
     """The URL from `gpudash: serving URL (...)` on stderr (port 0 picks the port)."""
     try:

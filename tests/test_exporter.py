@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from servers import DGX, REPO, get, gpudash_serve, self_signed_certificate
+from servers import DGX, REPO, get, gpudash_serve, self_signed_certificate, threads_of
 
 from gpudash.cli import main
 from gpudash.config import defaults
@@ -281,7 +281,11 @@ def test_a_port_in_use_is_one_line_and_exit_3():
 def test_sigterm_stops_serving_with_exit_0():
     with gpudash_serve("--replay", str(DGX)) as (_, proc):
         proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        try:
+            code = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # seen once, beside a second copy of the suite: say what it was doing
+            pytest.fail(f"gpudash serve still running 10 s after SIGTERM; its threads: {threads_of(proc.pid)}")
+        assert code == 0
 
 
 def test_amd_gpus_carry_the_labels_of_amds_exporter(monkeypatch):
