@@ -220,8 +220,8 @@ class DeviceTable(LiveTable):
         rows: list[Row] = []
         for device in self.devices:
             sample = self.samples.get(device.key)
-            rows.append((device.key, self._device_cells(device, sample, fields, util_w, mem_w)))
-            barred = sample is not None and device_status(device, sample)[0] != LOST  # else no bars (LOST, …)
+            cells, barred = self._device_cells(device, sample, fields, util_w, mem_w)
+            rows.append((device.key, cells))
             self._barred[device.key] = (barred, barred)
             for instance in (sample.mig_instances if sample else None) or []:
                 key = f"{device.key}/mig{instance.index}"
@@ -247,7 +247,9 @@ class DeviceTable(LiveTable):
 
     def _device_cells(
         self, device: DeviceInfo, sample: Sample | None, fields: Sequence[Field], util_w: int, mem_w: int
-    ) -> list[Text]:
+    ) -> tuple[list[Text], bool]:
+        """The row's cells, and whether its utilization and memory cells start with their bars (not when the
+        GPU is lost or has no reading yet)."""
         p = self.palette
         status, reason = device_status(device, sample)
         name = Text(monitor.short_cpu_name(device.name) if device.vendor == "cpu" else monitor.short_name(device.name))
@@ -261,10 +263,10 @@ class DeviceTable(LiveTable):
         if status == LOST:
             code = (reason or "lost").split(":", 1)[0]
             lost = {"gpu": label, "name": name, "util": Text("LOST", style=p.error), "mem": Text(code, style=p.error)}
-            return [lost.get(f.key, mark if f.key == "health" else Text("")) for f in fields]
+            return [lost.get(f.key, mark if f.key == "health" else Text("")) for f in fields], False
         if sample is None:
             waiting = {"gpu": label, "name": name, "util": Text("…", style=p.muted), "health": mark}
-            return [waiting.get(f.key, Text("")) for f in fields]
+            return [waiting.get(f.key, Text("")) for f in fields], False
         wide = self._wide_text
         util = sample.utilization_pct
         util_frac = None if util is None else util / 100
@@ -295,7 +297,7 @@ class DeviceTable(LiveTable):
             "prec": Text(self._marks.get(device.key, NA)),
             "health": mark,
         }
-        return [cells[f.key] for f in fields]
+        return [cells[f.key] for f in fields], True
 
     def _mig_cells(self, device: DeviceInfo, instance: MigInstance, fields: Sequence[Field], mem_w: int) -> list[Text]:
         p = self.palette
