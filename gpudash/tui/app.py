@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -228,9 +227,9 @@ class GpudashApp(App[int]):
 
     def _watch_terminal(self) -> None:
         """End the dashboard when its terminal is gone but no SIGHUP came (gpudash.tui.terminal_watch)."""
-        if self.is_headless or sys.__stdin__ is None:
+        if self.is_headless:
             return
-        fd = terminal_watch.watched_terminal(sys.__stdin__.fileno())
+        fd = terminal_watch.stdin_terminal()
         if fd is None:
             return
 
@@ -438,10 +437,20 @@ def create_app(
 
 def run_app(session: Session) -> int:
     machine = session.machine(include_torch=False)  # torch comes later, in the background
+    # An error once the terminal has gone (a write to it that failed before the terminal watch noticed, then the
+    # traceback Textual prints there) is the terminal going away, as a SIGHUP would say, not a fault of ours.
+    terminal = terminal_watch.stdin_terminal()
     try:
         app = GpudashApp(session)
         with lifetime.graceful(app.exit):  # SIGTERM/SIGHUP end the app normally (terminal restored)
             app.run()
+    except OSError:
+        if terminal is None or not terminal_watch.hung_up(terminal):
+            raise
+        return lifetime.exit_code(terminal_watch.EXIT_TERMINAL_GONE)
     finally:
         machine.close()
-    return lifetime.exit_code(app.return_code or 0)
+    code = lifetime.exit_code(app.return_code or 0)
+    if code == 1 and terminal is not None and terminal_watch.hung_up(terminal):
+        return terminal_watch.EXIT_TERMINAL_GONE
+    return code
