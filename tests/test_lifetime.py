@@ -172,8 +172,8 @@ def test_sigterm_to_the_dashboard_gives_the_terminal_back_then_says_why(tmp_path
     "first_to_notice",
     [
         "the terminal watch",
-        # A write to the vanished terminal can fail first (Textual then ends the app with exit code 1): seen once
-        # beside a second copy of the suite. Planted by tests/dashboard_faults.py, so it happens every time.
+        # An error in the app can come before the watch's poll (Textual then ends it with exit code 1); an exit 1
+        # was seen once beside a second copy of the suite. Planted by tests/dashboard_faults.py, every time.
         "an error",
     ],
 )
