@@ -5,7 +5,7 @@ measures at once): each rank's counters (bandwidth.py, a sweep entry's cpu) hold
 timed calls, its own process's time and the host's steal. What the job's ranks on that host did not take
 themselves was other programs' (or the hypervisor's). With enough of it the figure describes the neighbours, as
 a contended matmul rate does (preflight.speed): the verdict then says so and warns, where it would fail the node.
-The same limits as the benchmark's rounds (measure/bench/tasks/contention.py: over a tenth of the CPU taken by
+Judged as the benchmark's rounds are (measure/bench/tasks/contention.judged: over a tenth of the CPU taken by
 others, or 5 % stolen, beyond what whole clock ticks can add).
 """
 
@@ -24,7 +24,7 @@ def other_load(results: list[dict[str, Any]], node_ranks: list[int], size: int) 
     or None: quiet, or not measured on CPUs (a GPU sweep has no counters)."""
     # Here, not at the top: gpudash.measure.bench's package costs 68 ms to import, and the preflight's table
     # (render/preflight.py, through verdict.rank_list) needs none of it.
-    from gpudash.measure.bench.tasks.contention import OTHERS_LIMIT, STEAL_LIMIT, TICK_S
+    from gpudash.measure.bench.tasks.contention import judged
 
     by_rank = {r["rank"]: r for r in results}
     for rank in node_ranks:
@@ -36,12 +36,10 @@ def other_load(results: list[dict[str, Any]], node_ranks: list[int], size: int) 
         host = by_rank[rank]["hostname"]
         beside = [(_entry(r, size) or {}).get("cpu") for r in results if r["hostname"] == host]
         job_s = sum(c["own_s"] for c in beside if c)
-        capacity = cpu["wall_s"] * cpu["cpus"]
-        others = (cpu["busy_s"] - job_s) / capacity
-        stolen = cpu["steal_s"] / capacity
-        doubt = (cpu["cpus"] + 1 + len(beside)) * TICK_S / capacity  # each counter moves in whole ticks
-        if others - doubt > OTHERS_LIMIT:
-            return f"other programs took {min(others, 1.0):.0%} of {host}'s CPU"
-        if stolen - doubt > STEAL_LIMIT:
-            return f"the hypervisor took {min(stolen, 1.0):.0%} of {host}'s CPU (steal time)"
+        # Each rank's own counter moves in whole ticks, and one tick more, as the benchmark's round allows.
+        seen = judged(cpu["busy_s"], cpu["steal_s"], job_s, cpu["wall_s"], cpu["cpus"], own_counters=len(beside) + 1)
+        if seen.over == "others":
+            return f"other programs took {seen.others:.0%} of {host}'s CPU"
+        if seen.over == "steal":
+            return f"the hypervisor took {seen.steal:.0%} of {host}'s CPU (steal time)"
     return None

@@ -56,9 +56,25 @@ class Seen:
     steal: float | None = None
     reason: str | None = None
     span_s: float = 0.0  # wall time x CPUs the shares are of (a mean over rounds weighs each by it)
+    over: str | None = None  # the limit it is over: "others" or "steal"
 
 
 TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")  # /proc/stat and os.times() count whole clock ticks (10 ms at 100 Hz)
+
+
+def judged(busy_s: float, steal_s: float, own_s: float, wall_s: float, cpus: float, own_counters: int = 1) -> Seen:
+    """What a span of wall_s on `cpus` CPUs saw, from its counters' differences (busy_s: every CPU's busy time but
+    steal; own_s: the measuring processes' own): the shares, and whether either is over its limit by more than
+    whole clock ticks can add (one per CPU's busy counter and one per process's own counter)."""
+    capacity = wall_s * cpus
+    others = min(1.0, max(0.0, (busy_s - own_s) / capacity))
+    stolen = min(1.0, max(0.0, steal_s / capacity))
+    doubt = (cpus + own_counters) * TICK_S / capacity  # what whole ticks can add to either share
+    if others - doubt > OTHERS_LIMIT:
+        return Seen(others, stolen, f"other processes took {others:.0%} of the CPU", capacity, "others")
+    if stolen - doubt > STEAL_LIMIT:
+        return Seen(others, stolen, f"the hypervisor took {stolen:.0%} of the CPU (steal time)", capacity, "steal")
+    return Seen(others, stolen, None, capacity)
 
 
 def cpu_counters() -> dict[str, float]:
@@ -95,16 +111,7 @@ class OtherLoad:
         if wall <= 0:
             return Seen(0.0, 0.0)
         busy, steal = _cpu_seconds()
-        capacity = wall * self.cpus
-        others = min(1.0, max(0.0, ((busy - busy0) - (_own_seconds() - own0)) / capacity))
-        stolen = min(1.0, max(0.0, (steal - steal0) / capacity))
-        doubt = (self.cpus + 1) * TICK_S / capacity  # what whole ticks can add to either share
-        reason = None
-        if others - doubt > OTHERS_LIMIT:
-            reason = f"other processes took {others:.0%} of the CPU"
-        elif stolen - doubt > STEAL_LIMIT:
-            reason = f"the hypervisor took {stolen:.0%} of the CPU (steal time)"
-        return Seen(others, stolen, reason, capacity)
+        return judged(busy - busy0, steal - steal0, _own_seconds() - own0, wall, self.cpus)
 
     def share(self) -> float:
         return self.seen().others or 0.0
