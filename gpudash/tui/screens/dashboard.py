@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import Static
 
 from gpudash.info import device_status
 from gpudash.models import LOST, Sample
 from gpudash.render import processes as proc_text
 from gpudash.render.driver_facts import driver_parts
-from gpudash.tui.widgets.device_detail import DeviceDetail, StepDevice
 from gpudash.tui.widgets.device_table import DeviceTable
 from gpudash.tui.widgets.host_line import HostLine
 from gpudash.tui.widgets.live_table import LiveTable
@@ -34,6 +33,7 @@ from gpudash.tui.widgets.process_table import ProcessPanel, ProcessTable
 if TYPE_CHECKING:
     from gpudash.actions.processes import ProcessAncestry
     from gpudash.tui.app import GpudashApp
+    from gpudash.tui.widgets.device_detail import DeviceDetail, StepDevice
 
 PROCESS_ROWS_KEPT = 6  # the process panel's rows (header included) the device table never takes
 
@@ -73,16 +73,16 @@ class DashboardView(Vertical):
         self._window = app.history_seconds
         self._alerts = ""
         self._ancestry: ProcessAncestry | None = None  # while the tree view is on
+        self._detail: DeviceDetail | None = None  # mounted when a device is first opened
 
     def compose(self) -> ComposeResult:
         machine = self.app.machine
         yield HostLine(machine.host.hostname, machine.replayed, id="host-line")
-        with ContentSwitcher(initial="dash-dense", id="dash-switcher"):
-            with Vertical(id="dash-dense"):
-                yield DeviceTable(self._devices, id="dev-table")
-                yield Static("", id="dash-alerts", markup=False)
-                yield ProcessPanel(id="proc-panel")
-            yield DeviceDetail(interval_s=self._interval, window_s=self._window, id="dash-detail")
+        # The dense part, children of this view itself: no container between (each one more on the first frame
+        # is styled, laid out and drawn); the detail takes their place when a device is opened (_show_detail).
+        yield DeviceTable(self._devices, id="dev-table")
+        yield Static("", id="dash-alerts", markup=False)
+        yield ProcessPanel(id="proc-panel")
 
     def on_mount(self) -> None:
         self.query_one("#dash-alerts", Static).display = False
@@ -94,8 +94,8 @@ class DashboardView(Vertical):
 
     def focus_main(self) -> None:
         """What gets the focus when the tab is shown: the device table (or the open detail)."""
-        if self.detail_open:
-            self.query_one(DeviceDetail).focus()
+        if self._detail is not None and self.detail_open:
+            self._detail.focus()
         else:
             self.device_table.focus()
 
@@ -109,7 +109,16 @@ class DashboardView(Vertical):
 
     @property
     def detail_open(self) -> bool:
-        return self.query_one(ContentSwitcher).current == "dash-detail"
+        return self._detail is not None and self._detail.display
+
+    def _show_detail(self, detail: bool) -> None:
+        """The detail in place of the dense part (the device table, the alerts line, the process panel), or back."""
+        with self.app.batch_update():
+            self.device_table.display = not detail
+            self.query_one("#dash-alerts", Static).display = not detail and bool(self._alerts)
+            self.query_one(ProcessPanel).display = not detail
+            if self._detail is not None:
+                self._detail.display = detail
 
     # Readings -----------------------------------------------------------------------------------
 
@@ -121,8 +130,8 @@ class DashboardView(Vertical):
             host_line = self.query_one(HostLine)
             host_line.show_facts(driver_parts(app.machine.devices, app.machine.runtime, samples))
             host_line.show_load(app.host_load)
-            if self.detail_open:
-                detail = self.query_one(DeviceDetail)
+            if self._detail is not None and self.detail_open:
+                detail = self._detail
                 if detail.device is not None:
                     detail.show_sample(samples.get(detail.device.key), app.machine.runtime, app.history)
                 return
@@ -178,8 +187,8 @@ class DashboardView(Vertical):
         """torch's view may add devices (a GPU without NVML/amdsmi) or versions: rows and detail follow."""
         self._devices = list(self.app.machine.devices)
         self.device_table.set_devices(self._devices)
-        detail = self.query_one(DeviceDetail)
-        if detail.device is not None:
+        detail = self._detail
+        if detail is not None and detail.device is not None:
             await self._open_detail(detail.device.key)
         if self.app.latest:
             self.show_samples(self.app.latest)
@@ -202,16 +211,22 @@ class DashboardView(Vertical):
         if device is None:
             return
         source = "replayed" if machine.replayed else "live · " + "+".join(device.sources)
-        detail = self.query_one(DeviceDetail)
+        detail = self._detail
+        if detail is None:
+            from gpudash.tui.widgets.device_detail import DeviceDetail
+
+            detail = self._detail = DeviceDetail(interval_s=self._interval, window_s=self._window, id="dash-detail")
+            detail.display = False
+            await self.mount(detail)
         await detail.show_device(device, machine.runtime, self.app.torch_state, source)
-        self.query_one(ContentSwitcher).current = "dash-detail"
+        self._show_detail(True)
         detail.show_sample(self.app.latest.get(key), machine.runtime, self.app.history)
         detail.focus()
 
     def close_detail(self) -> None:
-        self.query_one(ContentSwitcher).current = "dash-dense"
-        detail = self.query_one(DeviceDetail)
-        if detail.device is not None:
+        self._show_detail(False)
+        detail = self._detail
+        if detail is not None and detail.device is not None:
             self.device_table.move_to_key(detail.device.key)
         self.device_table.focus()
         if self.app.latest:
@@ -254,9 +269,9 @@ class DashboardView(Vertical):
             self.close_detail()
 
     def on_step_device(self, message: StepDevice) -> None:
-        detail = self.query_one(DeviceDetail)
+        detail = self._detail
         keys = [d.key for d in self.device_table.devices]
-        if detail.device is None or detail.device.key not in keys:
+        if detail is None or detail.device is None or detail.device.key not in keys:
             return
         index = (keys.index(detail.device.key) + message.step) % len(keys)
         self.device_table.move_to_key(keys[index])

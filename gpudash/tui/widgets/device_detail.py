@@ -3,8 +3,9 @@
 Opened from the dense table (enter on a row, or D); ← → (or [ ]) step to the neighbouring device; escape
 returns. The field list covers what nvidia-smi, gpustat and nvitop show (UUID, PCI bus, driver and CUDA
 driver, fan, encoder/decoder, power limit, P-state, persistence, compute mode, ECC, MIG mode and instances),
-each with the driver's reason where it is n/a (gpudash.tui.widgets.detail_fields). The card and the field list
-are imported when a device is first opened: the dashboard's first screen holds this widget hidden and empty.
+each with the driver's reason where it is n/a (gpudash.tui.widgets.detail_fields). This module is imported, and
+the widget mounted, when a device is first opened (the dashboard's first screen has neither); the card and the
+field list then.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ class DeviceDetail(VerticalScroll):
         self._swapping = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
-        yield from ()  # hidden until a device is opened: its widgets come then (_build), not on the first frame
+        yield from ()  # empty until a device is shown: its widgets come then (_build)
 
     async def _build(self) -> None:
         if self.children:

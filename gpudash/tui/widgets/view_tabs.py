@@ -26,7 +26,6 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.renderables.bar import Bar
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher
 
 
 class TabBar(Widget, can_focus=True):
@@ -154,9 +153,11 @@ class ViewPane(Container):
 
 class ViewTabs(Vertical):
     """The tab bar over the shown view. `active` is the shown pane's id; setting it shows that pane, mounting
-    it the first time, and posts Activated (the app builds the view into an empty pane then)."""
+    it the first time, and posts Activated (the app builds the view into an empty pane then). The panes are its
+    own children, one shown at a time: a ContentSwitcher between was one more full-height container to style,
+    lay out and draw on the first frame."""
 
-    DEFAULT_CSS = "ViewTabs { height: 1fr; } ViewTabs > ContentSwitcher { height: 1fr; }"
+    DEFAULT_CSS = "ViewTabs { height: 1fr; }"
 
     class Activated(Message):
         """A pane was shown, by a key, a click or the code."""
@@ -180,8 +181,7 @@ class ViewTabs(Vertical):
     def compose(self) -> ComposeResult:
         yield TabBar(self.labels, self._active)
         pane = self._panes[self._active] = ViewPane(self._first, id=self._active)
-        with ContentSwitcher(initial=self._active):
-            yield pane
+        yield pane
 
     @property
     def active(self) -> str:
@@ -192,12 +192,13 @@ class ViewTabs(Vertical):
         if pane_id == self._active:
             return
         pane = self.get_pane(pane_id)
-        switcher = self.query_one(ContentSwitcher)
-        if pane.parent is None:  # its first showing: mounted hidden, then switched to
-            pane.display = False
-            switcher.mount(pane)
+        shown = self.get_pane(self._active)
+        with self.app.batch_update():
+            if pane.parent is None:  # its first showing: mounted hidden, then shown
+                pane.display = False
+                self.mount(pane)
+            shown.display, pane.display = False, True
         self._active = pane_id
-        switcher.current = pane_id
         self.query_one(TabBar).active = pane_id
         self.post_message(self.Activated(self, pane))
 
