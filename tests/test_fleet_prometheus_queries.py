@@ -17,7 +17,7 @@ from servers import exposition_server, get, prometheus
 from gpudash.config import defaults
 from gpudash.devices import discover
 from gpudash.exporter import registry_for
-from gpudash.fleet import prometheus as prometheus_source
+from gpudash.fleet import gc_pause
 from gpudash.fleet.prometheus import PrometheusSource, live_query
 
 A = dict(H100, uuid="GPU-aaaaaaaa-0000-0000-0000-000000000001")
@@ -75,7 +75,7 @@ def test_gpudash_readings_dcgm_has_are_left_out_by_the_query_and_kept_where_it_h
 
         source = PrometheusSource(base, timeout_s=5.0)
         froze: list[int] = []
-        monkeypatch.setattr(prometheus_source, "refreeze", lambda: froze.append(source._rounds))
+        monkeypatch.setattr(gc_pause, "refreeze", lambda: froze.append(source._rounds))
         try:
             hosts = {h.name: h for h in source.round().hosts}
             source.round(), source.round()

@@ -101,6 +101,15 @@ def refreeze(first: bool = False) -> None:
     gc.freeze()  # which also sets the youngest generation's count back to 0: no collection is due after it
 
 
+def after_round(rounds: int, refreezes: bool = False) -> None:
+    """What a fleet source does after its round number `rounds` (the first is 1): settle after the second, its
+    label sets built; after each later one, refreeze when the source asks (the engine's Prometheus source)."""
+    if rounds == 2:
+        settle()
+    elif rounds > 2 and refreezes:
+        refreeze()
+
+
 def reclaim(first: bool = False) -> int:
     """Once settled (first: as refreeze's): unfreeze, one full collection (which frees the reference cycles that
     became garbage after being frozen), and freeze again. Its cost is a full collection's: 112-120 ms at 128

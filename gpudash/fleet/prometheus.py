@@ -28,7 +28,7 @@ from gpudash.errors import GpudashError
 from gpudash.fleet import exposition, json_rows
 from gpudash.fleet.budget import MemoryBudget
 from gpudash.fleet.fetch import FetchError, fetch_bytes
-from gpudash.fleet.gc_pause import collector_paused, refreeze, settle
+from gpudash.fleet.gc_pause import after_round, collector_paused
 from gpudash.fleet.interval import within_cpu_share
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, Device, FleetRound, Host
@@ -196,10 +196,9 @@ class PrometheusSource:
         with collector_paused():  # the round's answers are garbage once it ends: no full collections meanwhile
             fleet = self._round()
         self._rounds += 1
-        if self._rounds == 2:  # the label sets are built: full collections stop walking them (gc_pause.settle)
-            settle()
-        elif self._rounds > 2 and self.refreezes:  # nor this round's hosts and devices (gc_pause.refreeze)
-            refreeze()
+        # From the second round full collections stop walking the label sets, and then (refreezes) each
+        # round's hosts and devices: gc_pause.settle and refreeze.
+        after_round(self._rounds, self.refreezes)
         cpu = process_time() - cpu  # the round's, its collection's included
         if self._rounds > 1:  # the first pays for imports and connections
             self._round_cpu.append(cpu)

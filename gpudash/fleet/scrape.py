@@ -30,7 +30,7 @@ from gpudash.fleet import exposition
 from gpudash.fleet.budget import MIB, Hold, MemoryBudget
 from gpudash.fleet.claims import Claims, owners
 from gpudash.fleet.fetch import FetchError, fetch_bytes
-from gpudash.fleet.gc_pause import collector_paused, settle
+from gpudash.fleet.gc_pause import after_round, collector_paused
 from gpudash.fleet.io_loop import IoLoop
 from gpudash.fleet.model import STALE, UNREACHABLE, UP, FleetRound, Host
 from gpudash.fleet.series import BATCH, GPUDASH_LIVE, HEALTH, WANTED
@@ -174,8 +174,7 @@ class Scraper:
         with collector_paused():  # the pages' samples are garbage once it ends (gpudash.fleet.gc_pause)
             fleet = self._io.submit(self._round()).result()
         self._rounds += 1
-        if self._rounds == 2:  # its hosts' series are known: full collections stop walking them
-            settle()
+        after_round(self._rounds)  # from the second, its hosts' series are known: full collections stop walking them
         return fleet
 
     async def _round(self) -> FleetRound:
