@@ -102,16 +102,13 @@ class OtherLoad:
         self.restart()
 
     def restart(self) -> None:
-        busy, steal = _cpu_seconds()
-        self._start = (time.monotonic(), busy, steal, _own_seconds())
+        self._start = cpu_counters()
 
     def seen(self) -> Seen:
-        wall0, busy0, steal0, own0 = self._start
-        wall = time.monotonic() - wall0
-        if wall <= 0:
+        span = cpu_delta(self._start, cpu_counters())
+        if span["wall_s"] <= 0:
             return Seen(0.0, 0.0)
-        busy, steal = _cpu_seconds()
-        return judged(busy - busy0, steal - steal0, _own_seconds() - own0, wall, self.cpus)
+        return judged(span["busy_s"], span["steal_s"], span["own_s"], span["wall_s"], self.cpus)
 
     def share(self) -> float:
         return self.seen().others or 0.0
