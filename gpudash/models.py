@@ -52,6 +52,11 @@ class JobAttribution:
     sources: list[str] = field(default_factory=list)  # "cgroup", "environment"
 
 
+# A GPU process's host fields (user, command, CPU%...) say this where the host cannot see its pid
+# (gpudash.devices.host_processes, in the drivers' children); the process list counts such pids by it.
+PROCESS_NOT_VISIBLE = "no such process here (it exited, or is a host pid seen from a container)"
+
+
 @dataclass
 class ProcessUsage:
     """One process on one GPU: the driver's fields plus what the host says about the same pid.

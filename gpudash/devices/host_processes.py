@@ -16,10 +16,10 @@ from pathlib import Path
 import psutil
 
 from gpudash.devices import job_attribution
-from gpudash.models import JobAttribution, ProcessUsage
+from gpudash.models import PROCESS_NOT_VISIBLE, JobAttribution, ProcessUsage
 
 HOST_FIELDS = ("user", "command", "cpu_pct", "host_memory_bytes", "elapsed_s")
-NOT_VISIBLE = "no such process here (it exited, or is a host pid seen from a container)"
+NOT_VISIBLE = PROCESS_NOT_VISIBLE
 CPU_FIRST_READING = "needs a second reading"
 # Linux shows an empty /proc/<pid>/cmdline for kernel threads, zombies, and briefly right after exec.
 EMPTY_COMMAND = "empty command line"

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gpudash.devices.host_processes import NOT_VISIBLE
+from gpudash.models import PROCESS_NOT_VISIBLE
 from gpudash.render import monitor
 from gpudash.render.formatting import NA
 
@@ -162,8 +162,8 @@ CONTAINER_NOTE = "host pids not in this PID namespace: --pid=host or hostPID: tr
 
 
 def not_here(rows: Sequence[ProcessRow]) -> set[int]:
-    """The pids the host could not find (gpudash.devices.host_processes.NOT_VISIBLE)."""
-    return {r.proc.pid for r in rows if r.proc.unavailable.get("user") == NOT_VISIBLE}
+    """The pids the host could not find (gpudash.devices.host_processes says PROCESS_NOT_VISIBLE)."""
+    return {r.proc.pid for r in rows if r.proc.unavailable.get("user") == PROCESS_NOT_VISIBLE}
 
 
 def sort_rows(rows: Sequence[ProcessRow], sort_id: str, reverse: bool = False) -> list[ProcessRow]:

@@ -18,6 +18,7 @@ from typing import Any
 from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.command import Provider
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.signal import Signal
@@ -38,7 +39,6 @@ from gpudash.models import Sample
 from gpudash.process_history import ProcessHistory
 from gpudash.tui import stylesheets, terminal_watch
 from gpudash.tui import views as view_registry
-from gpudash.tui.commands import GpudashCommands
 from gpudash.tui.health_watch import HealthWatch
 from gpudash.tui.messages import SamplesReady, TorchViewReady
 from gpudash.tui.stylesheets import VIEWS_CSS
@@ -64,6 +64,14 @@ def _breakpoint_class(size: int, breakpoints: list[tuple[int, str]]) -> list[str
         if size >= breakpoint:
             return [name]
     return []
+
+
+def _gpudash_commands() -> type[Provider]:
+    """gpudash's provider for the command palette, imported when the palette first asks (Textual calls this then,
+    as it does for its own system commands): the first frame never needs it."""
+    from gpudash.tui.commands import GpudashCommands
+
+    return GpudashCommands
 
 
 class _FirstScreen(Screen):
@@ -96,7 +104,7 @@ class _FirstScreen(Screen):
 class GpudashApp(App[int]):
     CSS_PATH = ["app.tcss"]  # and, when first needed, the sheets of gpudash.tui.stylesheets
     TITLE = "gpudash"
-    COMMANDS = App.COMMANDS | {GpudashCommands}  # gpudash's own actions in the palette (ctrl+p)
+    COMMANDS = App.COMMANDS | {_gpudash_commands}  # gpudash's own actions in the palette (ctrl+p)
     BINDINGS = [
         Binding("q", "quit", "Quit", tooltip="quit gpudash"),
         Binding(
