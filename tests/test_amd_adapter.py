@@ -12,7 +12,7 @@ from fakes import GONE_PID, AmdSmiLibraryException, make_fake_amdsmi
 
 from gpudash.devices.amd import AmdSmiBackend, AmdSmiUnavailable
 from gpudash.devices.amd_processes import AmdProcesses
-from gpudash.devices.host_processes import NOT_VISIBLE
+from gpudash.models import PROCESS_NOT_VISIBLE
 
 
 def open_backend(monkeypatch, devices, **kw):
@@ -101,7 +101,7 @@ def test_processes_in_both_amdsmi_shapes(monkeypatch, process_api):
     (proc,) = backend.sample(0).processes
     assert (proc.pid, proc.name, proc.memory_used_bytes) == (GONE_PID, "python3", 8 * 2**30)
     assert proc.type is None and "compute from graphics" in proc.unavailable["type"]
-    assert proc.unavailable["user"] == NOT_VISIBLE  # psutil cannot see this pid: n/a, the GPU fields stay
+    assert proc.unavailable["user"] == PROCESS_NOT_VISIBLE  # psutil cannot see this pid: n/a, the GPU fields stay
 
 
 def test_gfx_share_per_process_from_engine_time(monkeypatch):

@@ -6,8 +6,8 @@ import time
 
 from fakes import GONE_PID
 
-from gpudash.devices.host_processes import CPU_FIRST_READING, NOT_VISIBLE, HostProcesses
-from gpudash.models import ProcessUsage
+from gpudash.devices.host_processes import CPU_FIRST_READING, HostProcesses
+from gpudash.models import PROCESS_NOT_VISIBLE, ProcessUsage
 
 
 class Clock:
@@ -62,7 +62,7 @@ def test_a_child_process_then_its_exit():
     after = ProcessUsage(pid=child.pid, memory_used_bytes=123)
     host.fill(after)
     assert after.memory_used_bytes == 123 and after.command is None
-    assert after.unavailable["host_memory_bytes"] == NOT_VISIBLE
+    assert after.unavailable["host_memory_bytes"] == PROCESS_NOT_VISIBLE
 
 
 def test_a_pid_nobody_has():
@@ -70,7 +70,7 @@ def test_a_pid_nobody_has():
     HostProcesses().fill(proc)
     assert proc.name == "from-the-driver"  # a driver-given name is kept
     assert {proc.user, proc.command, proc.cpu_pct, proc.host_memory_bytes, proc.elapsed_s} == {None}
-    assert proc.unavailable["elapsed_s"] == NOT_VISIBLE
+    assert proc.unavailable["elapsed_s"] == PROCESS_NOT_VISIBLE
 
 
 def test_pids_not_asked_about_are_forgotten():

@@ -8,9 +8,8 @@ import pytest
 from conftest import H100
 from fakes import FIELD_CALLS, GONE_PID, make_fake_pynvml, real_pynvml
 
-from gpudash.devices.host_processes import NOT_VISIBLE
 from gpudash.devices.nvidia import NvmlBackend, NvmlUnavailable
-from gpudash.models import LOST
+from gpudash.models import LOST, PROCESS_NOT_VISIBLE
 
 
 def open_backend(monkeypatch, devices, **kw):
@@ -272,7 +271,7 @@ def test_host_fields_for_a_visible_process_and_na_for_a_hidden_one(monkeypatch):
     # not visible here (exited, or a host pid seen from a container): NVML's fields stay, host ones say why
     assert (gone.pid, gone.memory_used_bytes, gone.type) == (GONE_PID, 1, "C")
     assert gone.name is None and gone.user is None and gone.command is None
-    assert all(gone.unavailable[f] == NOT_VISIBLE for f in ("user", "command", "cpu_pct", "host_memory_bytes"))
+    assert all(gone.unavailable[f] == PROCESS_NOT_VISIBLE for f in ("user", "command", "cpu_pct", "host_memory_bytes"))
 
 
 # --- MIG ---------------------------------------------------------------------------------------

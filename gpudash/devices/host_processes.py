@@ -19,7 +19,6 @@ from gpudash.devices import job_attribution
 from gpudash.models import PROCESS_NOT_VISIBLE, JobAttribution, ProcessUsage
 
 HOST_FIELDS = ("user", "command", "cpu_pct", "host_memory_bytes", "elapsed_s")
-NOT_VISIBLE = PROCESS_NOT_VISIBLE
 CPU_FIRST_READING = "needs a second reading"
 # Linux shows an empty /proc/<pid>/cmdline for kernel threads, zombies, and briefly right after exec.
 EMPTY_COMMAND = "empty command line"
@@ -59,7 +58,7 @@ class HostProcesses:
         seen = self._lookup(proc.pid, now)
         if seen is None:
             for name in HOST_FIELDS:
-                proc.unavailable.setdefault(name, NOT_VISIBLE)
+                proc.unavailable.setdefault(name, PROCESS_NOT_VISIBLE)
             return
         seen.asked_at = now
         if seen.static_missing.get("command") == EMPTY_COMMAND:  # read too early after exec: try again
@@ -77,7 +76,7 @@ class HostProcesses:
         except psutil.NoSuchProcess:  # exited between the driver's list and now
             self._seen.pop(proc.pid, None)
             for name in ("cpu_pct", "host_memory_bytes"):
-                proc.unavailable.setdefault(name, NOT_VISIBLE)
+                proc.unavailable.setdefault(name, PROCESS_NOT_VISIBLE)
             return
         except psutil.AccessDenied:
             for name in ("cpu_pct", "host_memory_bytes"):

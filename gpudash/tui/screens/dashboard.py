@@ -94,8 +94,9 @@ class DashboardView(Vertical):
 
     def focus_main(self) -> None:
         """What gets the focus when the tab is shown: the device table (or the open detail)."""
-        if self._detail is not None and self.detail_open:
-            self._detail.focus()
+        detail = self._shown_detail()
+        if detail is not None:
+            detail.focus()
         else:
             self.device_table.focus()
 
@@ -109,7 +110,12 @@ class DashboardView(Vertical):
 
     @property
     def detail_open(self) -> bool:
-        return self._detail is not None and self._detail.display
+        return self._shown_detail() is not None
+
+    def _shown_detail(self) -> DeviceDetail | None:
+        """The detail, while it is shown in place of the dense part."""
+        detail = self._detail
+        return detail if detail is not None and detail.display else None
 
     def _show_detail(self, detail: bool) -> None:
         """The detail in place of the dense part (the device table, the alerts line, the process panel), or back."""
@@ -130,8 +136,8 @@ class DashboardView(Vertical):
             host_line = self.query_one(HostLine)
             host_line.show_facts(driver_parts(app.machine.devices, app.machine.runtime, samples))
             host_line.show_load(app.host_load)
-            if self._detail is not None and self.detail_open:
-                detail = self._detail
+            detail = self._shown_detail()
+            if detail is not None:
                 if detail.device is not None:
                     detail.show_sample(samples.get(detail.device.key), app.machine.runtime, app.history)
                 return
