@@ -318,7 +318,7 @@ def test_a_round_is_contended_only_beyond_what_whole_clock_ticks_can_add(monkeyp
     from gpudash.measure.bench.tasks import contention
 
     clock = {"now": 100.0, "busy": 50.0, "own": 10.0}
-    monkeypatch.setattr(contention.psutil, "cpu_count", lambda: 2)
+    monkeypatch.setattr(contention.host_counters, "logical_cpus", lambda: 2)
     monkeypatch.setattr(contention.time, "monotonic", lambda: clock["now"])
     monkeypatch.setattr(contention, "_cpu_seconds", lambda: (clock["busy"], 0.0))
     monkeypatch.setattr(contention, "_own_seconds", lambda: clock["own"])

@@ -256,9 +256,9 @@ def test_gpudash_alone_builds_no_parser_and_gets_the_parsers_defaults(monkeypatc
 
 def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
     """The dashboard's first frame on an NVIDIA machine: no signalling action, no MAMF table, no AMD table, no
-    device detail's fields, card or health text, no health catalog (its watch starts after that frame; stopped here), no
-    DataTable. Each
-    comes when asked for (the tests of the detail, the signal keys, the health marks, `info --json`)."""
+    device detail's fields, card or health text, no health catalog (its watch starts after that frame; stopped
+    here), no DataTable, no psutil. Each comes when asked for (the tests of the detail, the signal keys, the
+    health marks, `info --json`, the process screen)."""
     later = (
         "gpudash.actions.processes",
         "gpudash.knowledge.mamf",
@@ -268,6 +268,7 @@ def test_the_first_frame_loads_none_of_what_it_does_not_show(tmp_path):
         "gpudash.health.catalog",
         "gpudash.render.device_health",
         "textual.widgets._data_table",  # the other views' tables (5 ms to import)
+        "psutil",  # 9 ms to import: the CPU's row and the host line read /proc (gpudash.devices.host_counters)
     )
     code = f"""
 import asyncio, sys, time

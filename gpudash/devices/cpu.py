@@ -1,6 +1,7 @@
 """The CPU as a device: model, cores, the ISA features that decide its precisions, live load.
 
-Reads /proc/cpuinfo and psutil only; torch is not needed to describe the CPU.
+Reads /proc/cpuinfo and the host's counters (gpudash.devices.host_counters) only; torch is not needed to describe
+the CPU.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import psutil
-
+from gpudash.devices import host_counters
 from gpudash.devices.fields import read_field
 from gpudash.models import DeviceInfo, Sample
 
@@ -52,14 +52,9 @@ def features_from_cpuinfo(info: dict[str, str]) -> list[str]:
 
 
 def _max_clock_mhz(info: dict[str, str]) -> int | None:
-    path = Path("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-    try:
-        return int(path.read_text().strip()) // 1000
-    except (OSError, ValueError):
-        pass
-    freq = psutil.cpu_freq() if hasattr(psutil, "cpu_freq") else None
-    if freq and freq.max:
-        return int(freq.max)
+    top = host_counters.cpu_max_clock_mhz()
+    if top:
+        return top
     # VMs often expose only the current (base) clock here.
     mhz = info.get("cpu MHz")
     return int(float(mhz)) if mhz else None
@@ -80,20 +75,23 @@ class _Window:
 
     @classmethod
     def now(cls) -> _Window:
-        times = psutil.cpu_times()
-        # As psutil.cpu_percent counts: guest time is already in user time, and idle and iowait are not busy.
-        total = sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)
-        idle = times.idle + getattr(times, "iowait", 0.0)
+        busy, total = host_counters.busy_and_total(host_counters.cpu_times())
         mine = os.times()
-        return cls(time.monotonic(), total - idle, total, mine.user + mine.system)
+        return cls(time.monotonic(), busy, total, mine.user + mine.system)
+
+    def busy_pct(self, end: _Window) -> float:
+        """Busy % of the machine between this and `end` (psutil.cpu_percent's figure)."""
+        return self._pct(end, end.busy - self.busy)
 
     def others_busy_pct(self, end: _Window) -> float:
         """Busy % of the machine between this and `end`, without this process's own share."""
+        return self._pct(end, (end.busy - self.busy) - (end.own - self.own))
+
+    def _pct(self, end: _Window, busy: float) -> float:
         span = end.total - self.total
         if span <= 0:
             return 0.0
-        others = (end.busy - self.busy) - (end.own - self.own)
-        return round(min(100.0, max(0.0, 100.0 * others / span)), 1)
+        return round(min(100.0, max(0.0, 100.0 * busy / span)), 1)
 
 
 class CpuBackend:
@@ -105,6 +103,7 @@ class CpuBackend:
         except OSError:
             self.info = {}
         self._first_window: _Window | None = _Window.now()  # the first reading's window starts here
+        self._last_window: _Window | None = None  # where the next reading's window starts
 
     def devices(self) -> list[DeviceInfo]:
         info = self.info
@@ -126,9 +125,9 @@ class CpuBackend:
                 vendor="cpu",
                 index=0,
                 name=name,
-                memory_total_bytes=psutil.virtual_memory().total,
-                multiprocessors=psutil.cpu_count(logical=False) or os.cpu_count(),
-                logical_cores=psutil.cpu_count(logical=True),
+                memory_total_bytes=host_counters.memory()[0],
+                multiprocessors=host_counters.physical_cores() or os.cpu_count(),
+                logical_cores=host_counters.logical_cpus(),
                 max_clock_mhz=_max_clock_mhz(info),
                 cpu_features=features_from_cpuinfo(info),
                 sources=["cpu"],
@@ -139,52 +138,40 @@ class CpuBackend:
 
     def sample(self, index: int = 0) -> Sample:
         missing: dict[str, str] = {}
-        memory = psutil.virtual_memory()
-        freq = read_field(missing, "sm_clock_mhz", psutil.cpu_freq)
+        total, available = read_field(missing, "memory_used_bytes", host_counters.memory) or (None, None)
+        clock = host_counters.cpu_clock_mhz()
+        if clock is None:
+            missing["sm_clock_mhz"] = "the kernel gives no CPU clock (no cpufreq, no cpu MHz)"
         missing["power_w"] = "no CPU power counter read"
-        temp = _cpu_temperature()
+        temp = host_counters.cpu_temperature_c()
         if temp is None:
             missing["temperature_c"] = "no CPU temperature sensor"
         utilization = self._utilization()
         if utilization is None:
             missing["utilization_pct"] = NEEDS_SECOND_READING
         return Sample(
-            memory_used_bytes=memory.total - memory.available,
-            memory_total_bytes=memory.total,
+            memory_used_bytes=total - available if total is not None and available is not None else None,
+            memory_total_bytes=total,
             utilization_pct=utilization,
             temperature_c=temp,
-            sm_clock_mhz=int(freq.current) if freq else None,
+            sm_clock_mhz=int(clock) if clock is not None else None,
             timestamp=time.time(),
             unavailable=missing,
         )
 
     def _utilization(self) -> float | None:
-        """The whole machine's CPU use since the previous reading (psutil). The first reading covers the time
-        since this backend was made (the start of discovery) and leaves out gpudash's own CPU time, which in
-        that window is mostly its own start-up; shorter than FIRST_WINDOW_S it is no measurement (CPU time
-        counts in 10 ms ticks) and the reading is n/a: a one-shot `gpudash info` does not wait for it."""
+        """The whole machine's CPU use since the previous reading. The first reading covers the time since this
+        backend was made (the start of discovery) and leaves out gpudash's own CPU time, which in that window is
+        mostly its own start-up; shorter than FIRST_WINDOW_S it is no measurement (CPU time counts in 10 ms
+        ticks) and the reading is n/a: a one-shot `gpudash info` does not wait for it."""
         first, self._first_window = self._first_window, None
-        if first is None:
-            return psutil.cpu_percent(interval=None)
         end = _Window.now()
-        psutil.cpu_percent(interval=None)  # the next reading measures from here
+        previous, self._last_window = self._last_window, end  # the next reading measures from here
+        if first is None:
+            return previous.busy_pct(end) if previous is not None else None
         if end.at - first.at < FIRST_WINDOW_S:
             return None
         return first.others_busy_pct(end)
 
     def close(self) -> None:
         pass
-
-
-def _cpu_temperature() -> float | None:
-    reader = getattr(psutil, "sensors_temperatures", None)
-    if reader is None:
-        return None
-    try:
-        sensors = reader()
-    except Exception:
-        return None
-    for chip in ("coretemp", "k10temp", "zenpower", "cpu_thermal"):
-        if sensors.get(chip):
-            return sensors[chip][0].current
-    return None

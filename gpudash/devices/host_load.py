@@ -1,9 +1,8 @@
 """How busy the host is: CPU, memory, swap and load average (the line nvitop shows above its processes).
 
-Read with psutil, which gpudash already needs for the processes. CPU% is the share of all logical CPUs
-since the previous reading, so the first reading has none (`cpu_pct` None, as top shows nothing useful
-until its second screen). The reader keeps its own CPU times: psutil.cpu_percent(None) shares one
-baseline per process, which the CPU device's sampler moves too.
+Read from the host's counters (gpudash.devices.host_counters: /proc on Linux, psutil elsewhere). CPU% is the
+share of all logical CPUs since the previous reading, so the first reading has none (`cpu_pct` None, as top
+shows nothing useful until its second screen); the reader keeps its own CPU times.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-import psutil
+from gpudash.devices import host_counters
 
 CPU_FIRST_READING = "needs a second reading"
 
@@ -39,12 +38,12 @@ class HostLoadReader:
         cpu_pct = self._cpu_pct()
         if cpu_pct is None:
             missing["cpu_pct"] = CPU_FIRST_READING
-        memory = psutil.virtual_memory()
+        total, available = host_counters.memory()
+        swap_used: int | None
+        swap_total: int | None
         try:
-            swap = psutil.swap_memory()
-            swap_used: int | None = int(swap.used)
-            swap_total: int | None = int(swap.total)
-        except (OSError, RuntimeError) as exc:  # /proc/swaps unreadable in some containers
+            swap_used, swap_total = host_counters.swap()
+        except (OSError, RuntimeError) as exc:  # a container's /proc without swap lines, say
             swap_used = swap_total = None
             missing["swap"] = str(exc) or type(exc).__name__
         try:
@@ -54,9 +53,9 @@ class HostLoadReader:
             missing["load_average"] = "no load average on this system"
         return HostLoad(
             cpu_pct=cpu_pct,
-            logical_cpus=psutil.cpu_count(),
-            memory_used_bytes=int(memory.total - memory.available),
-            memory_total_bytes=int(memory.total),
+            logical_cpus=host_counters.logical_cpus(),
+            memory_used_bytes=total - available,
+            memory_total_bytes=total,
             swap_used_bytes=swap_used,
             swap_total_bytes=swap_total,
             load_average=load,
@@ -64,10 +63,8 @@ class HostLoadReader:
         )
 
     def _cpu_pct(self) -> float | None:
-        times = psutil.cpu_times()
-        total = sum(times)
-        idle = times.idle + getattr(times, "iowait", 0.0)
-        previous, self._last = self._last, (total - idle, total)
+        busy, total = host_counters.busy_and_total(host_counters.cpu_times())
+        previous, self._last = self._last, (busy, total)
         if previous is None or total <= previous[1]:
             return None
-        return round(100.0 * max(0.0, (total - idle) - previous[0]) / (total - previous[1]), 1)
+        return round(min(100.0, 100.0 * max(0.0, busy - previous[0]) / (total - previous[1])), 1)

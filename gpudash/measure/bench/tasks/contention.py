@@ -7,10 +7,10 @@ the neighbours, not the hardware, so each timing round is tagged with what was s
 rounds that saw contention are kept out of the figures (clocks.measure_rounds).
 
 CPU: other processes' CPU time (all busy time minus this process's own) and steal time, as shares of
-wall time x CPUs, from /proc/stat through psutil. GPU: through NVML where the child can load it: other
-processes on the device, and clock-event reasons that mean the clocks were pulled down (hardware slowdown,
-thermal, power brake), never the benign ones (idle, application clocks, the software power cap a full
-matmul normally reaches).
+wall time x CPUs, from /proc/stat (gpudash.devices.host_counters). GPU: through NVML where the child can
+load it: other processes on the device, and clock-event reasons that mean the clocks were pulled down
+(hardware slowdown, thermal, power brake), never the benign ones (idle, application clocks, the software
+power cap a full matmul normally reaches).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import os
 import time
 from dataclasses import dataclass
 
-import psutil
+from gpudash.devices import host_counters
 
 _IDLE = ("idle", "iowait", "guest", "guest_nice", "steal")  # guest time is already counted in user time
 
@@ -38,7 +38,7 @@ GPU_SLOWDOWN_REASONS = {
 
 def _cpu_seconds() -> tuple[float, float]:
     """(busy seconds of every CPU but steal, steal seconds) since boot."""
-    times = psutil.cpu_times()._asdict()
+    times = host_counters.cpu_times()
     busy = sum(v for k, v in times.items() if k not in _IDLE)
     return busy, float(times.get("steal", 0.0))
 
@@ -83,7 +83,7 @@ def cpu_counters() -> dict[str, float]:
     are each other's "others", known only once every rank has reported)."""
     busy, steal = _cpu_seconds()
     return {"wall_s": time.monotonic(), "busy_s": busy, "steal_s": steal, "own_s": _own_seconds(),
-            "cpus": float(psutil.cpu_count() or 1)}  # fmt: skip
+            "cpus": float(host_counters.logical_cpus() or 1)}  # fmt: skip
 
 
 def cpu_delta(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
@@ -98,7 +98,7 @@ class OtherLoad:
     round of 50 ms on 2 CPUs needs others above 40 %, one of 200 ms above 18 %)."""
 
     def __init__(self) -> None:
-        self.cpus = psutil.cpu_count() or 1
+        self.cpus = host_counters.logical_cpus() or 1
         self.restart()
 
     def restart(self) -> None:
