@@ -11,17 +11,15 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpudash.errors import UsageError
 from gpudash.fileio import read_user_file
 from gpudash.plain_text import one_line
 
 
-@dataclass(frozen=True)
-class Key:
+class Key(NamedTuple):
     default: Any
     kind: type | tuple[type, ...]
     low: float | None = None

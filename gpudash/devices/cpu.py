@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from gpudash.devices import host_counters
 from gpudash.devices.fields import read_field
@@ -64,8 +64,7 @@ FIRST_WINDOW_S = 0.1  # the shortest first window that counts: CPU time counts i
 NEEDS_SECOND_READING = "needs a second reading (gpudash info --watch shows it)"
 
 
-@dataclass(frozen=True)
-class _Window:
+class _Window(NamedTuple):
     """One end of a measuring window: the machine's CPU times and this process's own."""
 
     at: float

@@ -9,8 +9,7 @@ device: "7:1" is MIG device 1 of GPU 7.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gpudash.models import PROCESS_NOT_VISIBLE
 from gpudash.render import monitor
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
     from gpudash.models import DeviceInfo, JobAttribution, ProcessUsage, Sample
 
 
-@dataclass(frozen=True)
-class ProcessRow:
+class ProcessRow(NamedTuple):
     device_key: str
     gpu: str  # the GPU label, with ":<MIG device>" on a MIG GPU
     order: tuple[int, int]  # device position, MIG device (-1: none): the GPU column's sort order
@@ -32,8 +30,7 @@ class ProcessRow:
         return f"{self.proc.pid}@{self.gpu}"
 
 
-@dataclass(frozen=True)
-class Column:
+class Column(NamedTuple):
     id: str
     header: str
     right: bool  # numbers are right-aligned
@@ -94,8 +91,7 @@ FIELD_OF = {
 }
 
 
-@dataclass(frozen=True)
-class SortKey:
+class SortKey(NamedTuple):
     id: str  # a column id
     value: Callable[[ProcessRow], Any]
     descending: bool  # the natural order: biggest first for figures, A-Z for names
@@ -215,8 +211,7 @@ def reasons(row: ProcessRow) -> list[str]:
 Ancestors = Sequence[tuple[int, "str | None"]]  # (pid, name), the parent first
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
     """One line of the tree view: a GPU process's row, or a parent without GPU work (row None) shown because
     it started two or more of the listed processes (torchrun, a job's launcher)."""
 

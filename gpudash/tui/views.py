@@ -32,8 +32,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING, NamedTuple, Union
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -42,8 +41,7 @@ if TYPE_CHECKING:
 Factory = Union[str, Callable[["App"], "Widget"]]  # noqa: UP007 (a runtime alias: `|` fails on strings)
 
 
-@dataclass(frozen=True)
-class ViewSpec:
+class ViewSpec(NamedTuple):
     id: str  # also the tab pane id, as "view-<id>"
     title: str  # the tab label and the footer text
     key: str  # the key that shows this view

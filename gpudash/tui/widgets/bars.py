@@ -6,7 +6,7 @@ refreshed when the theme changes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -17,8 +17,7 @@ EIGHTHS = " ▏▎▍▌▋▊▉"
 FULL, TRACK = "█", "░"
 
 
-@dataclass(frozen=True)
-class Palette:
+class Palette(NamedTuple):
     util: Style
     memory: Style
     warning: Style

@@ -13,8 +13,7 @@ driver's reason code.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -38,8 +37,7 @@ MEMORY_WARN, MEMORY_ERROR = 0.9, 0.97
 HOT_C = 85  # degrees from which the temperature is shown amber
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     key: str
     header: str
     right: bool = False

@@ -15,8 +15,7 @@ HeaderSelected with the column's key. Cells are rich Text, never markup: a comma
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -33,8 +32,7 @@ CELL_SEGMENTS_KEPT = 4096  # cells' renderings kept (a few readings' worth of a 
 Row = tuple[str, Any]  # (row key, one Text per column, each as wide as its column; or what `cells_from` reads)
 
 
-@dataclass(frozen=True)
-class LiveColumn:
+class LiveColumn(NamedTuple):
     key: str
     label: Text
     width: int
