@@ -14,20 +14,21 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gpudash.models import GRAPHICS, JobAttribution, ProcessUsage, Sample
 
 
-@dataclass(frozen=True)
-class IdleRule:
+class IdleRule(NamedTuple):
     after_s: float = 600.0
     utilization_pct: float = 1.0
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> IdleRule:
-        idle = config.get("idle") or {}
-        return cls(float(idle.get("after_s", cls.after_s)), float(idle.get("utilization_pct", cls.utilization_pct)))
+        idle, default = config.get("idle") or {}, cls()
+        return cls(
+            float(idle.get("after_s", default.after_s)), float(idle.get("utilization_pct", default.utilization_pct))
+        )
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gpudash.knowledge.levels import EMULATED, NATIVE, ArchInfo, support, unknown_arch
 
@@ -59,8 +59,7 @@ _DP4A = "int8 via dp4a only (4-way dot instruction, 4x the fp32 rate), no int8 t
 _OLD_WHEELS = "not a target of current PyTorch CUDA wheels"
 
 
-@dataclass(frozen=True)
-class CC:
+class CC(NamedTuple):
     family: str
     chips: str
     levels: dict[str, str]
