@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from gpudash.models import GRAPHICS, JobAttribution, ProcessUsage, Sample
@@ -31,8 +30,7 @@ class IdleRule(NamedTuple):
         )
 
 
-@dataclass(frozen=True)
-class IdleStretch:
+class IdleStretch(NamedTuple):
     """One GPU's current run of held-and-idle readings."""
 
     key: str

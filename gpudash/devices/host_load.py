@@ -8,15 +8,14 @@ shows nothing useful until its second screen); the reader keeps its own CPU time
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gpudash.devices import host_counters
 
 CPU_FIRST_READING = "needs a second reading"
 
 
-@dataclass
-class HostLoad:
+class HostLoad(NamedTuple):
     cpu_pct: float | None  # of all logical CPUs together, 0..100
     logical_cpus: int | None
     memory_used_bytes: int | None  # total minus available, as `free` and nvitop count it
@@ -24,7 +23,7 @@ class HostLoad:
     swap_used_bytes: int | None
     swap_total_bytes: int | None
     load_average: tuple[float, float, float] | None  # 1, 5 and 15 minutes
-    unavailable: dict[str, str] = field(default_factory=dict)  # field -> reason
+    unavailable: dict[str, str]  # field -> reason
 
 
 class HostLoadReader:
