@@ -1,4 +1,5 @@
-"""gpudash's child processes never outlive it, and SIGTERM or SIGHUP end it with one line.
+"""gpudash's child processes never outlive it, SIGTERM or SIGHUP end it with one line, and the dashboard's
+start runs in a start mode (`starting`, `started`).
 
 Each child of the runner (gpudash.measure.runner) leads a process group of its own: its own session, so the
 terminal's Ctrl-C reaches gpudash alone, which then ends the child. Whatever the child starts (a plugin's own
@@ -13,12 +14,20 @@ processes) joins that group. gpudash keeps the groups it started here and kills 
   whose only writer is gpudash and ends its group when the kernel closes it (gpudash.measure.lifeline).
 
 Ctrl-C stays Python's KeyboardInterrupt: the commands catch it, the runner kills the child on the way out.
+
+The start mode lasts from gpudash.cli.main until the dashboard's first frame (GpudashApp._settle; any other
+command leaves it once its words are parsed). In it the cyclic garbage collector is off: the start makes many
+objects and frees few, and the collector walked them all several times before the first frame. And threads
+hand the GIL over every START_SWITCH_INTERVAL_S rather than Python's 5 ms: the first reading's thread and
+Textual's threads, which need it for a moment, no longer wait up to 5 ms for a busy main thread (7 ms of the
+first frame on a 2-vCPU VM; docs/performance.md, "eighth pass").
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -29,6 +38,9 @@ from types import FrameType
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 UNWIND_LIMIT_S = 5.0  # after the signal, how long unwinding may take before the process just ends
 
+START_SWITCH_INTERVAL_S = 0.0005
+_switch_interval: float | None = None  # Python's, while the start mode lasts
+
 # Process-group ids of live children. A plain set, no lock: the signal handler reads it, and a lock held by
 # the interrupted code would deadlock it; adding, discarding and copying a set are atomic under the GIL.
 _groups: set[int] = set()
@@ -36,6 +48,24 @@ _groups: set[int] = set()
 
 class Terminated(SystemExit):
     """Raised in the main thread by the SIGTERM/SIGHUP handler; exits with 128 + the signal number."""
+
+
+def starting() -> None:
+    """Enter the start mode (see the module's docstring)."""
+    global _switch_interval
+    gc.disable()
+    if _switch_interval is None:
+        _switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(START_SWITCH_INTERVAL_S)
+
+
+def started() -> None:
+    """Leave the start mode: the collector runs, and the GIL changes hands at Python's interval again."""
+    global _switch_interval
+    gc.enable()
+    if _switch_interval is not None:
+        sys.setswitchinterval(_switch_interval)
+        _switch_interval = None
 
 
 def track(pgid: int) -> None:

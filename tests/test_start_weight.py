@@ -62,23 +62,32 @@ def test_the_lazy_parser_helps_and_refuses_as_the_whole_one(capsys):
     assert f"commands: {', '.join(COMMANDS)}" in capsys.readouterr().err
 
 
-def test_the_collector_is_held_off_for_the_dashboards_start_only(monkeypatch):
+def test_the_start_mode_is_the_dashboards_only(monkeypatch):
+    """Until its first frame the dashboard runs without the cyclic collector and hands the GIL between its
+    threads every 0.5 ms (gpudash.lifetime); every other command runs as Python does."""
     import gpudash.cli.info_cmd as info_cmd
     import gpudash.cli.terminal as terminal
     import gpudash.cli.tui_cmd as tui_cmd
+    from gpudash import lifetime
     from gpudash.cli import main
 
-    seen: dict[str, bool] = {}
+    usual = sys.getswitchinterval()
+    seen: dict[str, tuple[bool, float]] = {}
     monkeypatch.setattr(terminal, "is_terminal", lambda: True)
-    monkeypatch.setattr(tui_cmd, "run", lambda ctx: seen.setdefault("tui", gc.isenabled()) and 0)
-    monkeypatch.setattr(info_cmd, "run", lambda ctx: seen.setdefault("info", gc.isenabled()) and 0)
+    monkeypatch.setattr(
+        tui_cmd, "run", lambda ctx: seen.setdefault("tui", (gc.isenabled(), sys.getswitchinterval())) and 0
+    )
+    monkeypatch.setattr(
+        info_cmd, "run", lambda ctx: seen.setdefault("info", (gc.isenabled(), sys.getswitchinterval())) and 0
+    )
     replay = ["--replay", "examples/snapshots/h100-80gb.json"]
     try:
         main([*replay])
         main([*replay, "info"])
     finally:
-        gc.enable()
-    assert seen == {"tui": False, "info": True}
+        lifetime.started()
+    assert seen == {"tui": (False, lifetime.START_SWITCH_INTERVAL_S), "info": (True, usual)}
+    assert sys.getswitchinterval() == usual
 
 
 def test_the_state_files_names_are_the_same_sha1_without_openssl():
@@ -109,16 +118,19 @@ def machine(monkeypatch):
 async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
     from textual.widgets import Input
 
+    from gpudash import lifetime
     from gpudash.tui.app import VIEWS_CSS, create_app
     from gpudash.tui.stylesheets import DETAIL_CSS, DIALOGS_CSS
     from gpudash.tui.widgets.device_detail import DeviceDetail
 
-    gc.disable()  # as gpudash.cli.main leaves it for the dashboard
+    usual = sys.getswitchinterval()
+    lifetime.starting()  # as gpudash.cli.main leaves it for the dashboard
     try:
         app = create_app(machine, defaults(), add_torch_view=lambda m: None)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_until(pilot, lambda: bool(app.latest), timeout=30)
             await wait_until(pilot, gc.isenabled, timeout=30)  # on again once the first reading is drawn
+            assert sys.getswitchinterval() == usual
             assert not app.query(DeviceDetail)  # mounted when a device is first opened
             assert not app.query("#proc-filter")
             assert not any(app.stylesheet.has_source(str(p)) for p in (VIEWS_CSS, DETAIL_CSS, DIALOGS_CSS))
@@ -153,7 +165,7 @@ async def test_what_the_first_screen_leaves_out_comes_when_asked_for(machine):
             await wait_until(pilot, lambda: table.styles.min_height is not None, timeout=30)
             assert table.styles.min_height.value == 4  # views.tcss: #prec-table, #checks-table ... min-height: 4
     finally:
-        gc.enable()
+        lifetime.started()
 
 
 def test_the_parent_forks_the_driver_child_without_the_adapters_reading_code(tmp_path):

@@ -7,7 +7,6 @@ every other command is headless and never imports Textual. Exit codes: gpudash.e
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -217,12 +216,10 @@ def build_parser(lazy: bool = False) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gpudash.lifetime import install_exit_handlers
+    from gpudash import lifetime
 
-    # The dashboard's start makes many objects and frees few, and the cyclic collector walked them all several
-    # times before the first frame; the app lets it run again once that frame is drawn (GpudashApp._settle).
-    gc.disable()
-    install_exit_handlers()  # SIGTERM/SIGHUP: one line, exit 143/129, every child process group killed
+    lifetime.starting()  # until the dashboard's first frame (GpudashApp._settle), or the words of another command
+    lifetime.install_exit_handlers()  # SIGTERM/SIGHUP: one line, exit 143/129, every child process group killed
     words = list(sys.argv[1:] if argv is None else argv)
     # `gpudash` alone (the dashboard, the common case) needs no parser: its words are none, so its options are
     # the defaults. Any word (an option, a command, a typo) goes through the parser, errors and help included.
@@ -243,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             info.__dict__.update({k: v for k, v in vars(args).items() if k not in ("command", "func")})
             args = info
     if args.command != "tui":
-        gc.enable()
+        lifetime.started()
     if getattr(args, "no_color", False):
         os.environ["NO_COLOR"] = "1"  # the dashboard (Textual) and child processes follow it too
     from gpudash.cli import needs_torch

@@ -8,7 +8,6 @@ posts SamplesReady; the next poll is armed only when the last one has finished, 
 
 from __future__ import annotations
 
-import gc
 import importlib
 import threading
 from collections.abc import Callable
@@ -201,10 +200,11 @@ class GpudashApp(App[int]):
             self.focus_view(self.query_one(f"#{self.views[0].pane_id}"))
 
     def _settle(self) -> None:
-        """After the first frame (or once the first reading is late): the footer's keys, and the cyclic garbage
-        collector, which gpudash.cli.main holds off while the dashboard starts."""
+        """After the first frame (or once the first reading is late): the footer's keys, and the end of the
+        start mode that gpudash.cli.main began (gpudash.lifetime: the collector back on, the GIL's usual
+        switch interval)."""
         self._footer.fill()
-        gc.enable()
+        lifetime.started()
 
     def on_unmount(self) -> None:
         store.warn = self._store_warn
