@@ -1,7 +1,7 @@
 """gpudash's weight against nvitop and a minimal Textual app, alternated in one run (issue 25 item 7).
 
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install nvitop
-    python benchmarks/peer_weight.py --nvitop /tmp/peers/bin/nvitop [--runs 5] [--idle-seconds 20]
+    python benchmarks/peer_weight.py --nvitop /tmp/peers/bin/nvitop [--runs 5] [--idle-seconds 20] [--idle-rounds 1]
 
 Every program reads the same faked 8-GPU NVML (benchmarks/fake_nvml first on PYTHONPATH, the DGX H100
 example), in a pseudo-terminal of 140x45, from compiled bytecode, with no user config (info_speed.py's
@@ -13,7 +13,8 @@ environment). Rounds alternate gpudash, nvitop, the minimal app, so a change of 
   (gpudash keeps NVML in a forked child with time limits; nvitop and the minimal app have none); PSS of the
   tree counts the pages the forked child shares with its parent once.
 - idle CPU: user+system CPU time of the whole tree over --idle-seconds after that settle, each at 1 s
-  (gpudash's default; nvitop `--interval 1`), as % of one core.
+  (gpudash's default; nvitop `--interval 1`), as % of one core; in the last --idle-rounds rounds (so
+  alternated), the median of them.
 - `gpudash info` against `nvitop -1`: wall and CPU of whole processes to a pipe, alternated.
 
 Goals (issue 25): first frame within 0.25 s and at most 1.4x the minimal app; RSS at most 45 MiB; `gpudash
@@ -64,7 +65,8 @@ class Terminal:
     def __init__(self, cmd: list[str], env: dict[str, str], marker: bytes) -> None:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
-        self.master, self.marker, self.seen_at = master, marker, None
+        self.master, self.marker = master, marker
+        self.seen_at: float | None = None
         self.text = b""
         self.start = time.perf_counter()
         self.proc = subprocess.Popen(
@@ -140,7 +142,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nvitop", metavar="PATH", required=True, help="the nvitop script of a scratch venv")
     parser.add_argument("--runs", type=int, default=5, help="alternated rounds for first frame and RSS")
-    parser.add_argument("--idle-seconds", type=float, default=20.0, help="idle window, in the last round only")
+    parser.add_argument("--idle-seconds", type=float, default=20.0, help="idle window of each idle round")
+    parser.add_argument("--idle-rounds", type=int, default=1, help="the last rounds that also measure idle CPU")
     parser.add_argument("--info-runs", type=int, default=11)
     parser.add_argument("--snapshot", default="dgx-h100-8gpu.json")
     args = parser.parse_args()
@@ -157,7 +160,7 @@ def main() -> int:
     results: dict[str, list[dict[str, float]]] = {name: [] for name in programs}
     for round_ in range(args.runs):
         for name, (cmd, marker) in programs.items():
-            idle = args.idle_seconds if round_ == args.runs - 1 else 0
+            idle = args.idle_seconds if round_ >= args.runs - args.idle_rounds else 0
             results[name].append(measure(cmd, env, marker, idle))
     info_cmds = {"gpudash info": [sys.executable, "-m", "gpudash", "info"], "nvitop -1": [args.nvitop, "-1"]}
     for cmd in info_cmds.values():
@@ -182,18 +185,24 @@ def main() -> int:
     print(
         f"{args.snapshot} through benchmarks/fake_nvml; {cpu_model}, {psutil.cpu_count()} CPUs, Python "
         f"{platform.python_version()}; {COLS}x{ROWS} pseudo-terminal; median of {args.runs} alternated rounds, "
-        f"idle over {args.idle_seconds:g} s at 1 s; info: median of {args.info_runs}; load average {load} at the end"
+        f"idle over {args.idle_seconds:g} s at 1 s in the last {args.idle_rounds} round(s); info: median of "
+        f"{args.info_runs}; load average {load} at the end"
     )
     print(f"{'':22}{'first frame':>12}{'RSS':>11}{'RSS tree':>11}{'PSS tree':>11}{'idle CPU':>11}")
     med = {}
+    idle_by_round: dict[str, list[float]] = {}
     for name, runs in results.items():
         med[name] = {k: statistics.median(r[k] for r in runs) for k in ("frame", "rss", "rss_tree", "pss_tree")}
-        med[name]["idle"] = runs[-1]["idle"]
+        idle_by_round[name] = [r["idle"] for r in runs[args.runs - args.idle_rounds :]]
+        med[name]["idle"] = statistics.median(idle_by_round[name])
         m = med[name]
         print(
             f"{name:22}{m['frame']:>10.3f} s{m['rss']:>7.1f} MiB{m['rss_tree']:>7.1f} MiB{m['pss_tree']:>7.1f} MiB"
             f"{m['idle']:>9.2f} %"
         )
+    if args.idle_rounds > 1:
+        for name, idles in idle_by_round.items():
+            print(f"{name:22}idle CPU by round: {', '.join(f'{x:.2f} %' for x in idles)}")
     for name in info_cmds:
         print(f"{name:22}wall {statistics.median(walls[name]):.3f} s, CPU {statistics.median(cpus[name]):.3f} s")
     ours, mini, peer = med["gpudash"], med["minimal Textual app"], med["nvitop"]
