@@ -19,7 +19,7 @@ The start mode lasts from gpudash.cli.main until the dashboard's first frame (Gp
 command leaves it once its words are parsed). In it the cyclic garbage collector is off: the start makes many
 objects and frees few, and the collector walked them all several times before the first frame. And threads
 hand the GIL over every START_SWITCH_INTERVAL_S rather than Python's 5 ms: the first reading's thread and
-Textual's threads, which need it for a moment, no longer wait up to 5 ms for a busy main thread (7 ms of the
+Textual's threads, which need it for a moment, no longer wait up to 5 ms for a busy main thread (6-7 ms of the
 first frame on a 2-vCPU VM; docs/performance.md, "eighth pass").
 """
 
