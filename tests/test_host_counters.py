@@ -124,6 +124,8 @@ def test_the_clock_is_cpufreqs_average_else_cpuinfos(fake_root):
         fake_root, {"/proc/cpuinfo": "processor\t: 0\ncpu MHz\t\t: 2600.000\n\nprocessor\t: 1\ncpu MHz\t\t: 2400.000\n"}
     )
     assert host_counters.cpu_clock_mhz() == pytest.approx(2500.0)  # a VM: no cpufreq
+    _write(fake_root, {"/proc/cpuinfo": "processor\t: 0\ncpu MHz\t\t: 2600.000\ncpu MHz dynamic : ?\n"})
+    assert host_counters.cpu_clock_mhz() == pytest.approx(2600.0)  # a line it cannot read is left out
     assert host_counters.cpu_max_clock_mhz() is None
     policy = "/sys/devices/system/cpu/cpufreq/policy{}/scaling_cur_freq"
     _write(fake_root, {policy.format(0): "3000000\n", policy.format(1): "1000000\n"})

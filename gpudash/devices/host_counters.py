@@ -147,8 +147,9 @@ def cpu_clock_mhz() -> float | None:
         text = _read("/proc/cpuinfo")
     except OSError:
         return None
-    mhz = [float(line.partition(":")[2]) for line in text.splitlines() if line.lower().startswith("cpu mhz")]
-    return sum(mhz) / len(mhz) if mhz else None
+    mhz = [_number(line.partition(":")[2]) for line in text.splitlines() if line.lower().startswith("cpu mhz")]
+    known_mhz = [m for m in mhz if m]
+    return sum(known_mhz) / len(known_mhz) if known_mhz else None
 
 
 def cpu_max_clock_mhz() -> int | None:
@@ -200,6 +201,13 @@ def _psutil_cpu_temperature() -> float | None:
         if sensors.get(chip):
             return float(sensors[chip][0].current)
     return None
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:  # a line this parser does not know: left out, not the whole reading
+        return None
 
 
 def _int_file(path: str) -> int | None:
