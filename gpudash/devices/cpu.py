@@ -87,10 +87,7 @@ class _Window(NamedTuple):
         return self._pct(end, (end.busy - self.busy) - (end.own - self.own))
 
     def _pct(self, end: _Window, busy: float) -> float:
-        span = end.total - self.total
-        if span <= 0:
-            return 0.0
-        return round(min(100.0, max(0.0, 100.0 * busy / span)), 1)
+        return host_counters.busy_pct(busy, end.total - self.total) or 0.0  # no time passed: nothing to divide
 
 
 class CpuBackend:

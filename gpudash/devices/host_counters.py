@@ -51,6 +51,14 @@ def busy_and_total(times: dict[str, float]) -> tuple[float, float]:
     return total - times.get("idle", 0.0) - times.get("iowait", 0.0), total
 
 
+def busy_pct(busy_s: float, span_s: float) -> float | None:
+    """`busy_s` of `span_s` CPU-seconds as a percentage, 0-100 to one decimal, as psutil.cpu_percent gives it;
+    None when no CPU time passed."""
+    if span_s <= 0:
+        return None
+    return round(min(100.0, max(0.0, 100.0 * busy_s / span_s)), 1)
+
+
 def memory() -> tuple[int, int]:
     """(total, available) bytes of RAM; available as the kernel estimates it (MemAvailable), what `free` and
     psutil.virtual_memory() show."""

@@ -64,6 +64,6 @@ class HostLoadReader:
     def _cpu_pct(self) -> float | None:
         busy, total = host_counters.busy_and_total(host_counters.cpu_times())
         previous, self._last = self._last, (busy, total)
-        if previous is None or total <= previous[1]:
+        if previous is None:
             return None
-        return round(min(100.0, 100.0 * max(0.0, busy - previous[0]) / (total - previous[1])), 1)
+        return host_counters.busy_pct(busy - previous[0], total - previous[1])
